@@ -1,0 +1,60 @@
+"""The one NinjaAPI: routers are mounted here, domain errors mapped to HTTP here."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError
+
+from controlui.auth import api_auth
+from controlui.errors import DomainError, InvalidInput, PermissionDenied
+from controlui.health import router as health_router
+
+api = NinjaAPI(
+    title="Control UI API",
+    version="1.0",
+    description=(
+        "Enrichment, decision history and rich-output rendering for the assistant gateway. "
+        "Authenticate with a session cookie or `Authorization: Bearer <token>`."
+    ),
+    auth=api_auth,
+    docs_url="/docs",
+    docs_decorator=login_required,
+    urls_namespace="api",
+)
+
+
+@api.exception_handler(DomainError)
+def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    body: dict[str, object] = {"detail": exc.detail}
+    if isinstance(exc, InvalidInput) and exc.errors:
+        body["errors"] = exc.errors
+    return api.create_response(request, body, status=exc.status)
+
+
+@api.exception_handler(AuthenticationError)
+def unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(
+        request,
+        {"detail": "Authentication required: log in or send Authorization: Bearer <token>."},
+        status=401,
+    )
+
+
+@api.exception_handler(RequestDataTooBig)
+def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return api.create_response(
+        request, {"detail": f"Request body too large (limit {limit} bytes)."}, status=413
+    )
+
+
+def require_staff(request: HttpRequest) -> None:
+    if not getattr(request.user, "is_staff", False):
+        raise PermissionDenied("Staff access required to change the configuration.")
+
+
+api.add_router("/", health_router)

@@ -1,0 +1,1 @@
+"""Pure rich-output core: no Django, Channels, asgiref or ninja imports."""

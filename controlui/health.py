@@ -1,0 +1,87 @@
+"""``GET /api/health``: is the database answering, is the channel layer delivering."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import connection
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+
+router = Router(tags=["system"])
+LAYER_TIMEOUT_SECONDS = 2.0
+
+
+class BackendStatus(Schema):
+    ok: bool
+    backend: str
+    detail: str | None = None
+    latencyMs: float | None = None
+
+
+class HealthOut(Schema):
+    status: str
+    database: BackendStatus
+    channelLayer: BackendStatus
+
+
+def database_status() -> BackendStatus:
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # any driver error means "down"; report it, never raise
+        return BackendStatus(ok=False, backend=connection.vendor, detail=str(exc)[:200])
+    return BackendStatus(
+        ok=True,
+        backend=connection.vendor,
+        latencyMs=round((time.perf_counter() - started) * 1000, 2),
+    )
+
+
+async def _layer_round_trip() -> None:
+    layer = get_channel_layer()
+    channel = await layer.new_channel("health.")
+    await layer.send(channel, {"type": "health.ping"})
+    await asyncio.wait_for(layer.receive(channel), timeout=LAYER_TIMEOUT_SECONDS)
+
+
+def channel_layer_status() -> BackendStatus:
+    layer = get_channel_layer()
+    backend = type(layer).__name__ if layer is not None else "none"
+    if layer is None:
+        return BackendStatus(ok=False, backend=backend, detail="no channel layer configured")
+    started = time.perf_counter()
+    try:
+        async_to_sync(_layer_round_trip)()
+    except Exception as exc:  # a down Redis raises connection errors of several kinds
+        return BackendStatus(ok=False, backend=backend, detail=str(exc)[:200])
+    return BackendStatus(
+        ok=True, backend=backend, latencyMs=round((time.perf_counter() - started) * 1000, 2)
+    )
+
+
+@router.get("/health", auth=None, response={200: HealthOut, 503: HealthOut})
+def health(request: HttpRequest) -> Status[HealthOut]:
+    database = database_status()
+    layer = channel_layer_status()
+    healthy = database.ok and layer.ok
+    return Status(
+        200 if healthy else 503,
+        HealthOut(status="ok" if healthy else "degraded", database=database, channelLayer=layer),
+    )
+
+
+class MeOut(Schema):
+    username: str
+    isStaff: bool
+
+
+@router.get("/me", response=MeOut)
+def me(request: HttpRequest) -> MeOut:
+    """Who the request is authenticated as (session or bearer token)."""
+    return MeOut(username=request.user.get_username(), isStaff=request.user.is_staff)

@@ -1,0 +1,4 @@
+"""Dashboard page routes contributed by the feature areas (kept apart from the project URLs)."""
+
+
+urlpatterns: list = []

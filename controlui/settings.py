@@ -1,0 +1,168 @@
+"""Control UI settings: one env-driven module.
+
+Embedded defaults (SQLite file, in-memory channel layer, locmem cache) make a fresh
+checkout run; ``DATABASE_URL`` and ``REDIS_URL`` switch to PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from controlui.env import parse_database_url, read_bool, read_int, read_list, read_redis_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CONTROLUI_VAR_DIR", BASE_DIR / "var"))
+
+DEBUG = read_bool("DEBUG", default=True)
+
+# A development key is generated once per checkout and kept in var/; production must
+# bring its own. Refusing the dev key when DEBUG is off stops an accidental deployment.
+DEV_SECRET_KEY_FILE = VAR_DIR / "dev-secret-key"
+
+
+def _dev_secret_key() -> str:
+    try:
+        return DEV_SECRET_KEY_FILE.read_text().strip()
+    except FileNotFoundError:
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        key = "dev-insecure-" + secrets.token_urlsafe(48)
+        DEV_SECRET_KEY_FILE.write_text(key)
+        return key
+
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip() or _dev_secret_key()
+if not DEBUG and SECRET_KEY.startswith("dev-insecure-"):
+    raise ImproperlyConfigured(
+        "SECRET_KEY: refusing to start with the generated development key while DEBUG is off; "
+        "set SECRET_KEY to a long random value"
+    )
+
+ALLOWED_HOSTS = read_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = read_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "controlui",
+    "enrichment",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "controlui.middleware.LoginRequiredEverywhere",
+]
+
+ROOT_URLCONF = "controlui.urls"
+ASGI_APPLICATION = "controlui.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "controlui.context_processors.navigation",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": parse_database_url(
+        os.environ.get("DATABASE_URL", "").strip() or "sqlite:///db.sqlite3", base_dir=BASE_DIR
+    ).as_django()
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = read_redis_url("REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 60},
+        }
+    }
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "controlui",
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+# Largest request body Django will read into memory (multipart uploads stream to disk).
+DATA_UPLOAD_MAX_MEMORY_SIZE = read_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2 * 1024 * 1024, minimum=1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "SAMEORIGIN"
+if not DEBUG:
+    SESSION_COOKIE_SECURE = read_bool("SECURE_COOKIES", default=True)
+    CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# Root for local media attachments referenced by path (no traversal outside it).
+MEDIA_ROOT = Path(os.environ.get("CONTROLUI_MEDIA_ROOT", VAR_DIR / "media"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.channels.server": {"level": "WARNING"}},
+}

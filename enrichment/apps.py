@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class EnrichmentConfig(AppConfig):
+    name = "enrichment"
+    verbose_name = "Enrichment"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,1 @@
+"""Pure enrichment core: no Django, Channels, asgiref or ninja imports."""

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from channels.layers import channel_layers
+
+
+@pytest.fixture
+def user(db, django_user_model):
+    return django_user_model.objects.create_user(username="alice", password="alice-pass-123")
+
+
+@pytest.fixture
+def staff_user(db, django_user_model):
+    return django_user_model.objects.create_user(
+        username="operator", password="operator-pass-123", is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def user_client(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
+def in_memory_layer(settings) -> Iterator[None]:
+    """Consumers under test talk through a fresh in-memory channel layer."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+def _redis_answers(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The real Redis of this machine (REDIS_URL or the local default); skip when absent."""
+    import os
+
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    if not _redis_answers(url):
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis at {url} does not answer; CI needs it")
+        pytest.skip(f"Redis at {url} does not answer")
+    return url

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from controlui.env import parse_database_url, read_bool, read_int, read_list, read_redis_url
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("true", True),
+        ("YES", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("", False),
+        (" No ", False),
+    ],
+)
+def test_read_bool_accepts_usual_spellings(raw: str, expected: bool) -> None:
+    assert read_bool("DEBUG", True, {"DEBUG": raw}) is expected
+
+
+@pytest.mark.parametrize("raw", ["maybe", "2", "tru", "yes please"])
+def test_read_bool_rejects_other_values_naming_the_variable(raw: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match=f"DEBUG: expected a boolean.*{raw!r}"):
+        read_bool("DEBUG", True, {"DEBUG": raw})
+
+
+def test_read_bool_default_when_unset() -> None:
+    assert read_bool("DEBUG", True, {}) is True
+
+
+@pytest.mark.parametrize("raw", ["ten", "1.5", "0x10"])
+def test_read_int_rejects_non_integers(raw: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match="LIMIT: expected an integer"):
+        read_int("LIMIT", 5, {"LIMIT": raw})
+
+
+def test_read_int_enforces_minimum() -> None:
+    with pytest.raises(ImproperlyConfigured, match="at least 1024"):
+        read_int("LIMIT", 5000, {"LIMIT": "10"}, minimum=1024)
+    assert read_int("LIMIT", 5000, {"LIMIT": " 2048 "}, minimum=1024) == 2048
+
+
+def test_read_list_splits_and_rejects_empty_items() -> None:
+    assert read_list("ALLOWED_HOSTS", ["x"], {"ALLOWED_HOSTS": "a.example, b.example"}) == [
+        "a.example",
+        "b.example",
+    ]
+    with pytest.raises(ImproperlyConfigured, match="empty item"):
+        read_list("ALLOWED_HOSTS", [], {"ALLOWED_HOSTS": "a.example,,b"})
+
+
+def test_database_url_sqlite_relative_and_absolute() -> None:
+    base = Path("/srv/app")
+    assert parse_database_url("sqlite:///db.sqlite3", base_dir=base).name == "/srv/app/db.sqlite3"
+    assert parse_database_url("sqlite:////tmp/x.db", base_dir=base).name == "/tmp/x.db"
+
+
+def test_database_url_postgres_parts() -> None:
+    setting = parse_database_url(
+        "postgres://bob:s%40cret@db.internal:6543/control?sslmode=require", base_dir=Path("/")
+    )
+    django = setting.as_django()
+    assert django["ENGINE"] == "django.db.backends.postgresql"
+    assert (django["NAME"], django["USER"], django["PASSWORD"], django["HOST"], django["PORT"]) == (
+        "control",
+        "bob",
+        "s@cret",
+        "db.internal",
+        "6543",
+    )
+    assert django["OPTIONS"] == {"sslmode": "require"}
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://root@localhost/db", "unsupported scheme 'mysql'"),
+        ("postgres://localhost:5432/", "no database name"),
+        ("postgres://localhost:99999999/db", "invalid port"),
+        ("sqlite://", "no file path"),
+    ],
+)
+def test_database_url_rejects_bad_values(url: str, message: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match=message):
+        parse_database_url(url, base_dir=Path("/"))
+
+
+def test_redis_url_reader() -> None:
+    assert read_redis_url("REDIS_URL", {}) is None
+    assert (
+        read_redis_url("REDIS_URL", {"REDIS_URL": "redis://127.0.0.1:6379/0"})
+        == "redis://127.0.0.1:6379/0"
+    )
+    with pytest.raises(ImproperlyConfigured, match="REDIS_URL: expected redis://"):
+        read_redis_url("REDIS_URL", {"REDIS_URL": "http://127.0.0.1:6379"})

@@ -1,0 +1,91 @@
+"""The settings module, imported fresh in a subprocess with a given environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PRINT_SETTINGS = """
+import json
+from controlui import settings as s
+print(json.dumps({
+    "engine": s.DATABASES["default"]["ENGINE"],
+    "layer": s.CHANNEL_LAYERS["default"]["BACKEND"],
+    "cache": s.CACHES["default"]["BACKEND"],
+    "debug": s.DEBUG,
+    "hosts": s.ALLOWED_HOSTS,
+}))
+"""
+
+
+def import_settings(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}
+    }
+    clean.update(env)
+    clean["CONTROLUI_VAR_DIR"] = str(tmp_path)
+    return subprocess.run(
+        [sys.executable, "-c", PRINT_SETTINGS],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_embedded_defaults(tmp_path: Path) -> None:
+    result = import_settings(tmp_path)
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["engine"] == "django.db.backends.sqlite3"
+    assert values["layer"] == "channels.layers.InMemoryChannelLayer"
+    assert values["cache"].endswith("LocMemCache")
+    # The generated development key is kept so sessions survive restarts.
+    assert (tmp_path / "dev-secret-key").read_text().startswith("dev-insecure-")
+
+
+def test_database_and_redis_urls_switch_backends(tmp_path: Path) -> None:
+    result = import_settings(
+        tmp_path,
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/test",
+        REDIS_URL="redis://127.0.0.1:6379/0",
+    )
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["engine"] == "django.db.backends.postgresql"
+    assert values["layer"] == "channels_redis.core.RedisChannelLayer"
+    assert values["cache"] == "django.core.cache.backends.redis.RedisCache"
+
+
+def test_refuses_dev_secret_key_when_debug_is_off(tmp_path: Path) -> None:
+    result = import_settings(tmp_path, DEBUG="0")
+    assert result.returncode != 0
+    assert "refusing to start with the generated development key" in result.stderr
+
+
+def test_starts_with_real_secret_key_when_debug_is_off(tmp_path: Path) -> None:
+    result = import_settings(
+        tmp_path, DEBUG="0", SECRET_KEY="x" * 60, ALLOWED_HOSTS="control.example"
+    )
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["debug"] is False and values["hosts"] == ["control.example"]
+
+
+def test_bad_values_fail_loudly(tmp_path: Path) -> None:
+    for env, message in [
+        ({"DEBUG": "perhaps"}, "DEBUG: expected a boolean"),
+        ({"DATABASE_URL": "mysql://x/y"}, "DATABASE_URL: unsupported scheme"),
+        ({"REDIS_URL": "localhost:6379"}, "REDIS_URL: expected redis://"),
+    ]:
+        result = import_settings(tmp_path, **env)
+        assert result.returncode != 0
+        assert message in result.stderr
