@@ -59,3 +59,12 @@ def redis_url() -> str:
             pytest.fail(f"Redis at {url} does not answer; CI needs it")
         pytest.skip(f"Redis at {url} does not answer")
     return url
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory):
+    """One real daphne server for the whole session (see tests/live.py)."""
+    from tests.live import live_server
+
+    with live_server(tmp_path_factory.mktemp("live")) as server:
+        yield server

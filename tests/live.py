@@ -1,0 +1,131 @@
+"""A real daphne process on 127.0.0.1 for tests where the wiring matters.
+
+It runs against its own SQLite file (and the real Redis when ``REDIS_URL`` is set), so it
+shares nothing with the pytest-django test database.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+DAPHNE = Path(sys.executable).with_name("daphne")
+
+CREATE_USERS = """
+from django.contrib.auth import get_user_model
+User = get_user_model()
+User.objects.create_superuser("live-admin", "a@example.invalid", "live-admin-pass-123")
+User.objects.create_user("live-user", "u@example.invalid", "live-user-pass-123")
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    env: dict[str, str]
+    workdir: Path
+    extra_processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def ws_url(self) -> str:
+        return self.base_url.replace("http://", "ws://")
+
+    def manage(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+
+    def login_cookies(
+        self, username: str = "live-admin", password: str = "live-admin-pass-123"
+    ) -> dict[str, str]:
+        with httpx.Client(base_url=self.base_url, follow_redirects=False) as client:
+            client.get("/login/")
+            csrf = client.cookies["csrftoken"]
+            response = client.post(
+                "/login/",
+                data={"username": username, "password": password, "csrfmiddlewaretoken": csrf},
+                headers={"Referer": self.base_url + "/login/"},
+            )
+            assert response.status_code == 302, response.text[:500]
+            return dict(client.cookies)
+
+    def cookie_header(self, **kwargs: str) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.login_cookies(**kwargs).items())
+
+    def spawn(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            list(args), cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        self.extra_processes.append(process)
+        return process
+
+
+def live_environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL"}}
+    env.update(
+        DJANGO_SETTINGS_MODULE="controlui.settings",
+        DATABASE_URL=f"sqlite:///{workdir / 'live.sqlite3'}",
+        CONTROLUI_VAR_DIR=str(workdir / "var"),
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra or {})
+    return env
+
+
+@contextmanager
+def live_server(workdir: Path, extra_env: dict[str, str] | None = None) -> Iterator[LiveServer]:
+    port = free_port()
+    env = live_environment(workdir, extra_env)
+    server = LiveServer(base_url=f"http://127.0.0.1:{port}", env=env, workdir=workdir)
+    server.manage("migrate", "--noinput")
+    server.manage("shell", "-c", CREATE_USERS)
+    daphne = subprocess.Popen(
+        [str(DAPHNE), "-b", "127.0.0.1", "-p", str(port), "controlui.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(server.base_url + "/api/health", timeout=2).status_code in (200, 503):
+                    break
+            except httpx.HTTPError:
+                pass
+            if daphne.poll() is not None or time.monotonic() > deadline:
+                stderr = daphne.stderr.read().decode() if daphne.stderr else ""
+                raise RuntimeError(f"daphne did not start: {stderr[-2000:]}")
+            time.sleep(0.2)
+        yield server
+    finally:
+        for process in [daphne, *server.extra_processes]:
+            process.terminate()
+        for process in [daphne, *server.extra_processes]:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
