@@ -1,0 +1,423 @@
+"""Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
+
+HTML goes through trafilatura (main content only: navigation, sidebars, comments and footers
+are dropped), after hidden elements were removed so text a browser would never show cannot
+smuggle instructions in. When trafilatura finds nothing, a plain HTML-to-text pass runs on the
+cleaned page. A result that is empty or only repeats the title counts as no content.
+
+    >>> extract_content(b'{"a":[1]}', "application/json").text
+    '{\\n  "a": [\\n    1\\n  ]\\n}'
+    >>> extract_content(b"\\x89PNG", "image/png")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ExtractionError: unsupported content type image/png
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from configparser import ConfigParser
+from dataclasses import dataclass
+from typing import Literal
+
+import charset_normalizer
+import lxml.html
+import trafilatura
+from lxml import etree
+from trafilatura.settings import use_config
+
+ExtractMode = Literal["markdown", "text"]
+Extractor = Literal["trafilatura", "raw-html", "cf-markdown", "json", "raw"]
+
+NO_READABLE_CONTENT = "no readable content"
+# Fewer words than this once the title is removed means "nothing readable" (title-only pages,
+# cookie walls, JS shells whose body is "Loading...").
+MIN_CONTENT_WORDS = 3
+_HEADLINE_SEARCH_LINES = 6
+
+_HIDDEN_TAGS = (
+    "template",
+    "script",
+    "style",
+    "noscript",
+    "svg",
+    "canvas",
+    "iframe",
+    "object",
+    "embed",
+    "meta",
+    "link",
+    "head",
+)
+_HIDDEN_CLASSES = frozenset(
+    {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
+)
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
+    r"|font-size\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$)|clip-path\s*:\s*inset\(\s*(?:100|50)%"
+    r"|clip\s*:\s*rect\(\s*0(?:px)?\s*,?\s*0|transform\s*:\s*scale\(\s*0\s*\)"
+    r"|text-indent\s*:\s*-\d{3,}|(?:left|top)\s*:\s*-\d{3,}",
+    re.IGNORECASE,
+)
+_BLOCK_TAGS = frozenset(
+    ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption")
+    + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
+    + ("main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul")
+)
+_TEXT_TYPES = (
+    "application/xml",
+    "application/javascript",
+    "application/ecmascript",
+    "application/x-yaml",
+    "application/yaml",
+    "application/x-ndjson",
+)
+
+
+class ExtractionError(Exception):
+    """Extraction failed; ``reason`` is short and stable (e.g. ``no readable content``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ExtractedContent:
+    text: str
+    title: str | None
+    extractor: Extractor
+    content_type: str  # media type without parameters, lower-cased
+
+
+def extract_content(
+    body: bytes,
+    content_type: str | None,
+    *,
+    mode: ExtractMode = "markdown",
+    base_url: str | None = None,
+) -> ExtractedContent:
+    """Dispatch on the media type; raises ExtractionError for binary or empty content."""
+    media_type = media_type_of(content_type) or _sniff_media_type(body)
+    if media_type == "text/markdown":
+        text = strip_invisible(decode_body(body, content_type))
+        if mode == "text":
+            text = markdown_to_text(text)
+        return ExtractedContent(text.strip(), None, "cf-markdown", media_type)
+    if media_type in ("text/html", "application/xhtml+xml"):
+        return extract_html(body, content_type, mode=mode, base_url=base_url)
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return _extract_json(body, content_type, media_type)
+    if media_type.startswith("text/") or media_type in _TEXT_TYPES or media_type.endswith("+xml"):
+        text = strip_invisible(decode_body(body, content_type)).strip()
+        return ExtractedContent(text, None, "raw", media_type)
+    raise ExtractionError(f"unsupported content type {media_type}")
+
+
+def extract_html(
+    body: bytes | str,
+    content_type: str | None = None,
+    *,
+    mode: ExtractMode = "markdown",
+    base_url: str | None = None,
+) -> ExtractedContent:
+    """Main content of an HTML page; trafilatura first, a plain text pass as the fallback."""
+    html = body if isinstance(body, str) else decode_body(body, content_type, html=True)
+    tree = _clean_tree(html)
+    title = _page_title(html)
+    headline = _headline(tree) or title
+    extractor: Extractor = "trafilatura"
+    text = _trafilatura_text(tree, mode=mode, base_url=base_url)
+    if not _has_content(text, title):
+        extractor = "raw-html"
+        text = _plain_text(html)
+    # The headline is reported as the title (and printed first by compose_page_text), so a
+    # copy of it near the top of the body is dropped rather than repeated.
+    text = _drop_headline(strip_invisible(text), headline)
+    if not _has_content(text, title):
+        raise ExtractionError(NO_READABLE_CONTENT)
+    return ExtractedContent(text.strip(), headline, extractor, "text/html")
+
+
+def media_type_of(content_type: str | None) -> str:
+    """``'Text/HTML; charset=x'`` -> ``'text/html'``; an absent header gives ``''``."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def markdown_to_text(markdown: str) -> str:
+    """Flatten markdown (notes A6): drop images, links to labels, fences, heading/list markers."""
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"^```[^\n]*\n?", "", text, flags=re.MULTILINE)
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    text = re.sub(r"^#{1,6}[ \t]+", "", text, flags=re.MULTILINE)
+    text = re.sub(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", "", text, flags=re.MULTILINE)
+    return _normalise_whitespace(text)
+
+
+def _extract_json(body: bytes, content_type: str | None, media_type: str) -> ExtractedContent:
+    text = strip_invisible(decode_body(body, content_type))
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return ExtractedContent(text.strip(), None, "raw", media_type)
+    pretty = json.dumps(parsed, indent=2, ensure_ascii=False)
+    return ExtractedContent(pretty, None, "json", media_type)
+
+
+def _sniff_media_type(body: bytes) -> str:
+    head = body[:512].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "text/html"
+    if b"\x00" in body[:1024]:
+        return "application/octet-stream"
+    try:
+        body[:4096].decode("utf-8")
+    except UnicodeDecodeError as error:
+        # A multi-byte sequence cut at the sample edge is still text.
+        if error.start < 4090:
+            return "application/octet-stream"
+    return "text/plain"
+
+
+def _trafilatura_config() -> ConfigParser:
+    config = use_config()
+    # trafilatura's own timeout uses SIGALRM, which only works in the main thread.
+    config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")
+    return config
+
+
+_CONFIG = _trafilatura_config()
+
+
+def _trafilatura_text(
+    tree: lxml.html.HtmlElement | None, *, mode: ExtractMode, base_url: str | None
+) -> str:
+    if tree is None:
+        return ""
+    markdown = mode == "markdown"
+    result = trafilatura.extract(
+        tree,
+        url=base_url,
+        output_format="markdown" if markdown else "txt",
+        include_comments=False,
+        include_tables=True,
+        include_links=markdown,
+        include_formatting=markdown,
+        include_images=False,
+        favor_recall=True,
+        deduplicate=False,
+        config=_CONFIG,
+    )
+    return result or ""
+
+
+def _clean_tree(html: str) -> lxml.html.HtmlElement | None:
+    """Parse and drop hidden elements (notes A6 step 1)."""
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return None
+    for element in list(tree.iter(etree.Comment)):
+        _drop(element)
+    doomed = [element for element in tree.iter() if _is_hidden(element)]
+    for element in doomed:
+        _drop(element)
+    return tree
+
+
+def _is_hidden(element: etree._Element) -> bool:
+    if not isinstance(element.tag, str):
+        return False
+    tag = element.tag.lower()
+    if tag in _HIDDEN_TAGS:
+        return True
+    attributes = element.attrib
+    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
+        return True
+    if tag == "input" and attributes.get("type", "").lower() == "hidden":
+        return True
+    classes = set(attributes.get("class", "").lower().split())
+    return bool(classes & _HIDDEN_CLASSES) or bool(
+        _HIDDEN_STYLE.search(attributes.get("style", ""))
+    )
+
+
+def _drop(element: etree._Element) -> None:
+    """Remove an element but keep its tail text (which belongs to the parent)."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    tail = element.tail
+    if tail:
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+def _plain_text(html: str) -> str:
+    tree = _clean_tree(html)
+    if tree is None:
+        return ""
+    body = tree.find("body")
+    root = body if body is not None else tree
+    parts: list[str] = []
+    _collect_text(root, parts)
+    return _normalise_whitespace("".join(parts))
+
+
+def _collect_text(element: etree._Element, parts: list[str]) -> None:
+    block = isinstance(element.tag, str) and element.tag.lower() in _BLOCK_TAGS
+    if block:
+        parts.append("\n")
+    if element.text and isinstance(element.tag, str):
+        parts.append(element.text)
+    for child in element:
+        _collect_text(child, parts)
+        if child.tail:
+            parts.append(child.tail)
+    if block:
+        parts.append("\n")
+
+
+def _page_title(html: str) -> str | None:
+    match = re.search(r"<title[^>]*>(.*?)</title\s*>", html, re.IGNORECASE | re.DOTALL)
+    if not match:
+        return None
+    title = lxml.html.fromstring(f"<p>{match.group(1)}</p>").text_content()
+    title = " ".join(strip_invisible(title).split())
+    return title or None
+
+
+def _headline(tree: lxml.html.HtmlElement | None) -> str | None:
+    """The text of the page's only visible ``<h1>``; None when there is none or several."""
+    headings = tree.findall(".//h1") if tree is not None else []
+    if len(headings) != 1:
+        return None
+    return " ".join(strip_invisible(headings[0].text_content()).split()) or None
+
+
+def _drop_headline(text: str, headline: str | None) -> str:
+    """Remove the first of the top lines that says exactly the headline (any markup)."""
+    if not headline:
+        return text
+    wanted = _words(headline)
+    lines = text.split("\n")
+    for index, line in enumerate(lines[:_HEADLINE_SEARCH_LINES]):
+        if line.strip() and _words(line) == wanted:
+            return "\n".join(lines[:index] + lines[index + 1 :]).strip()
+    return text
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _has_content(text: str, title: str | None) -> bool:
+    words = re.findall(r"\w+", text.lower())
+    if title:
+        title_words = re.findall(r"\w+", title.lower())
+        # The title repeated once (as a heading) is not content.
+        if words[: len(title_words)] == title_words:
+            words = words[len(title_words) :]
+    return len(words) >= MIN_CONTENT_WORDS
+
+
+def _normalise_whitespace(text: str) -> str:
+    text = text.replace("\r", "").replace("\xa0", " ")
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r" *\n *", "\n", text)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip()
+
+
+# --- decoding -------------------------------------------------------------------------------
+
+# Zero-width characters, bidi controls, word joiners, the soft hyphen and Unicode tag
+# characters: invisible in a browser, so they can only hide or reorder text for a model.
+_INVISIBLE = re.compile(
+    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f]"
+)
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# WHATWG: browsers decode these labels as windows-1252, and real pages rely on it.
+_CHARSET_ALIASES = {
+    "iso-8859-1": "cp1252",
+    "latin1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+}
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
+)
+_XML_ENCODING = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""")
+_MIN_DETECTION_BYTES = 1024
+_HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+
+
+def strip_invisible(text: str) -> str:
+    """Remove characters that render as nothing: ``'pa\\u200bss'`` -> ``'pass'``."""
+    return _INVISIBLE.sub("", text)
+
+
+def decode_body(body: bytes, content_type: str | None, *, html: bool = False) -> str:
+    """Decode with the BOM, else the header charset, else ``<meta charset>``; else guess.
+
+    A declared charset that does not decode the bytes cleanly is treated as wrong (servers
+    often say utf-8 for cp1252 pages), and the next source is tried.
+    """
+    for bom, encoding in _BOMS:
+        if body.startswith(bom):
+            return body[len(bom) :].decode(encoding, errors="replace")
+    declared = [_header_charset(content_type)]
+    if html or media_type_of(content_type) in ("application/xhtml+xml", "text/xml"):
+        declared += _document_charsets(body[:4096])
+    for label in declared:
+        decoded = _try_decode(body, label)
+        if decoded is not None:
+            return decoded
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    # Detection needs a sample to be reliable; a short undeclared non-UTF-8 body is most
+    # likely windows-1252 (the web's legacy default).
+    if len(body) >= _MIN_DETECTION_BYTES:
+        best = charset_normalizer.from_bytes(body).best()
+        if best is not None:
+            return str(best)
+    return body.decode("cp1252", errors="replace")
+
+
+def _header_charset(content_type: str | None) -> str | None:
+    match = _HEADER_CHARSET.search(content_type or "")
+    return match.group(1) if match else None
+
+
+def _document_charsets(head: bytes) -> list[str | None]:
+    found: list[str | None] = []
+    for pattern in (_XML_ENCODING, _META_CHARSET):
+        match = pattern.search(head)
+        if match:
+            found.append(match.group(1).decode("ascii", errors="ignore"))
+    return found
+
+
+def _try_decode(body: bytes, label: str | None) -> str | None:
+    if not label:
+        return None
+    name = _CHARSET_ALIASES.get(label.strip().lower(), label.strip().lower())
+    try:
+        codecs.lookup(name)
+        return body.decode(name)
+    except (LookupError, UnicodeDecodeError):
+        return None
