@@ -10,8 +10,11 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from controlui.auth import api_auth
-from controlui.errors import DomainError, InvalidInput, PermissionDenied
+from controlui.canvas_api import router as canvas_router
+from controlui.errors import DomainError, InvalidInput
 from controlui.health import router as health_router
+from enrichment.api import router as enrichment_router
+from enrichment.files_api import router as files_router
 
 api = NinjaAPI(
     title="Control UI API",
@@ -52,9 +55,7 @@ def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     )
 
 
-def require_staff(request: HttpRequest) -> None:
-    if not getattr(request.user, "is_staff", False):
-        raise PermissionDenied("Staff access required to change the configuration.")
-
-
 api.add_router("/", health_router)
+api.add_router("/", enrichment_router)
+api.add_router("/", canvas_router)
+api.add_router("/", files_router)

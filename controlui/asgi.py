@@ -1,4 +1,4 @@
-"""ASGI entry point: ``daphne controlui.asgi:application``."""
+"""ASGI entry point: ``daphne controlui.asgi:application`` (and ``manage.py runworker enrichment``)."""
 
 import os
 
@@ -9,10 +9,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from controlui.routing import websocket_urlpatterns  # noqa: E402
+from enrichment.startup import recover_interrupted_runs  # noqa: E402
+from enrichment.workers import EnrichmentWorker  # noqa: E402
+
+recover_interrupted_runs()
 
 application = ProtocolTypeRouter(
     {
@@ -20,5 +24,6 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),
+        "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
     }
 )

@@ -1,4 +1,16 @@
 """Dashboard page routes contributed by the feature areas (kept apart from the project URLs)."""
 
+from django.urls import path
 
-urlpatterns: list = []
+from controlui import canvas_views
+
+urlpatterns: list = [
+    path("render/", canvas_views.render_preview, name="render-preview"),
+    path("messages/", canvas_views.message_list, name="messages"),
+    path("messages/<int:message_id>/", canvas_views.message_detail, name="message-detail"),
+    path(
+        "__openclaw__/canvas/documents/<str:view_id>/index.html",
+        canvas_views.canvas_document,
+        name="canvas-document",
+    ),
+]

@@ -1,7 +1,9 @@
 from django.urls import path
 
 from controlui.consumers import PingConsumer
+from enrichment.routing import websocket_urlpatterns as enrichment_websockets
 
 websocket_urlpatterns = [
     path("ws/ping/", PingConsumer.as_asgi()),
+    *enrichment_websockets,
 ]

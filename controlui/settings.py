@@ -144,7 +144,7 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 
 # Largest request body Django will read into memory (multipart uploads stream to disk).
-DATA_UPLOAD_MAX_MEMORY_SIZE = read_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = read_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 SESSION_COOKIE_HTTPONLY = True

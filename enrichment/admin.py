@@ -1,0 +1,312 @@
+"""Admin for the enrichment config (ordered inlines, field-level validation) and a
+read-only decision log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+from django.utils.functional import cached_property
+from django.utils.html import format_html
+
+from enrichment.models import (
+    Agent,
+    Attempt,
+    EnrichmentConfig,
+    LinkModel,
+    Run,
+    ScopeRule,
+    UrlDecision,
+)
+from enrichment.pipeline.scope import normalize_chat_type
+from enrichment.pipeline.templates import find_template_errors
+
+CHAT_TYPES_HELP = "direct, dm, group or channel; blank matches any"
+
+
+class ScopeRuleForm(forms.ModelForm):
+    class Meta:
+        model = ScopeRule
+        fields = ("position", "action", "channel", "chat_type", "key_prefix")
+        help_texts = {
+            "chat_type": CHAT_TYPES_HELP,
+            "position": "Rules are tried in this order; first match wins.",
+        }
+
+    def clean_chat_type(self) -> str:
+        value = (self.cleaned_data.get("chat_type") or "").strip()
+        if value and normalize_chat_type(value) is None:
+            raise forms.ValidationError(f'unknown chat type "{value}" ({CHAT_TYPES_HELP})')
+        return value
+
+
+class LinkModelForm(forms.ModelForm):
+    class Meta:
+        model = LinkModel
+        fields = ("position", "command", "args", "timeout_seconds")
+
+    def clean_command(self) -> str:
+        command = (self.cleaned_data.get("command") or "").strip()
+        if not command:
+            raise forms.ValidationError("command must not be empty")
+        return command
+
+    def clean_args(self) -> list[str]:
+        args = self.cleaned_data.get("args")
+        if args in (None, ""):
+            return []
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise forms.ValidationError(
+                'args must be a JSON list of strings, e.g. ["--url", "{{LinkUrl}}"]'
+            )
+        problems = [
+            f"args[{i}]: {error}"
+            for i, arg in enumerate(args)
+            for error in find_template_errors(arg)
+        ]
+        if problems:
+            raise forms.ValidationError(problems)
+        return args
+
+
+class OrderedInline(admin.TabularInline):
+    extra = 0
+    ordering = ("position", "id")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request)
+        # On the config page only the global rows; an agent's rows live on the agent page.
+        return (
+            queryset.filter(agent__isnull=True)
+            if self.parent_model is EnrichmentConfig
+            else queryset
+        )
+
+
+class ScopeRuleInline(OrderedInline):
+    model = ScopeRule
+    form = ScopeRuleForm
+    verbose_name = "scope rule"
+
+
+class LinkModelInline(OrderedInline):
+    model = LinkModel
+    form = LinkModelForm
+    verbose_name = "link model (CLI entry)"
+
+
+class AgentInline(admin.TabularInline):
+    model = Agent
+    extra = 0
+    fields = (
+        "position",
+        "agent_id",
+        "links_enabled",
+        "links_max_links",
+        "override_scope",
+        "override_models",
+        "edit_link",
+    )
+    readonly_fields = ("edit_link",)
+    show_change_link = True
+
+    @admin.display(description="Overrides")
+    def edit_link(self, agent: Agent) -> str:
+        if not agent.pk:
+            return "save first"
+        return format_html(
+            '<a href="{}">scope rules and models</a>',
+            reverse("admin:enrichment_agent_change", args=[agent.pk]),
+        )
+
+
+def renumber(instances: list[Any]) -> None:
+    """Keep positions dense (0, 1, 2 …) in the order the editor chose."""
+    for index, instance in enumerate(
+        sorted(instances, key=lambda item: (item.position, item.pk or 0))
+    ):
+        if instance.position != index:
+            instance.position = index
+            instance.save(update_fields=["position"])
+
+
+class RenumberingAdmin(admin.ModelAdmin):
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        instances = formset.save(commit=False)
+        for instance in instances:
+            if hasattr(instance, "config_id") and not instance.config_id:
+                instance.config = (
+                    form.instance
+                    if isinstance(form.instance, EnrichmentConfig)
+                    else form.instance.config
+                )
+            instance.save()
+        for deleted in formset.deleted_objects:
+            deleted.delete()
+        formset.save_m2m()
+        model = formset.model
+        if model in (ScopeRule, LinkModel, Agent):
+            owner = (
+                {"agent": form.instance}
+                if isinstance(form.instance, Agent)
+                else {"config": form.instance}
+            )
+            if model is not Agent and not isinstance(form.instance, Agent):
+                owner["agent__isnull"] = True
+            renumber(list(model.objects.filter(**owner)))
+
+
+@admin.register(EnrichmentConfig)
+class EnrichmentConfigAdmin(RenumberingAdmin):
+    list_display = ("name", "is_active", "updated_at", "test_link")
+    inlines = [ScopeRuleInline, LinkModelInline, AgentInline]
+    fieldsets = [
+        (None, {"fields": ("name", "is_active", "test_link")}),
+        (
+            "Link understanding (tools.links)",
+            {
+                "fields": (
+                    "links_enabled",
+                    "links_max_links",
+                    "links_timeout_seconds",
+                    "links_concurrency",
+                    "links_scope_default",
+                )
+            },
+        ),
+        (
+            "Web fetch (tools.web.fetch)",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "fetch_max_chars",
+                    "fetch_max_chars_cap",
+                    "fetch_max_response_bytes",
+                    "fetch_timeout_seconds",
+                    "fetch_cache_ttl_minutes",
+                    "fetch_max_redirects",
+                    "fetch_user_agent",
+                ),
+            },
+        ),
+        (
+            "SSRF policy (tools.web.fetch.ssrfPolicy)",
+            {
+                "fields": (
+                    "ssrf_allowed_hostnames",
+                    "ssrf_allow_private_network",
+                    "ssrf_allow_rfc2544_benchmark_range",
+                    "ssrf_allow_ipv6_unique_local_range",
+                )
+            },
+        ),
+        (
+            "Other blocks (OpenClaw JSON)",
+            {"classes": ("collapse",), "fields": ("media", "tool_policy")},
+        ),
+    ]
+    readonly_fields = ("test_link",)
+
+    @admin.display(description="Test")
+    def test_link(self, config: EnrichmentConfig) -> str:
+        try:
+            url = reverse("explain")
+        except NoReverseMatch:
+            url = reverse("api:openapi-view")
+        return format_html('<a href="{}">Test this config on a message →</a>', url)
+
+
+@admin.register(Agent)
+class AgentAdmin(RenumberingAdmin):
+    list_display = ("agent_id", "config", "override_scope", "override_models")
+    inlines = [ScopeRuleInline, LinkModelInline]
+    fields = (
+        "config",
+        "position",
+        "agent_id",
+        "links_enabled",
+        "links_max_links",
+        "links_timeout_seconds",
+        "links_concurrency",
+        "override_scope",
+        "links_scope_default",
+        "override_models",
+        "media",
+        "tool_policy",
+    )
+
+
+class NoCountPaginator(Paginator):
+    """The decision log can hold millions of rows: count at most the first pages' worth
+    (a LIMITed count) instead of a full COUNT(*); filters narrow further."""
+
+    COUNT_LIMIT = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        return int(self.object_list[: self.COUNT_LIMIT].count())
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class UrlDecisionInline(admin.TabularInline):
+    model = UrlDecision
+    fields = ("position", "url", "blocked", "reason", "addresses", "chosen_position")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Run)
+class RunAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "created_at",
+        "outcome",
+        "channel",
+        "chat_type",
+        "session_key",
+        "url_count",
+        "duration_ms",
+    )
+    list_filter = ("outcome",)
+    search_fields = ("=id", "=message_id", "session_key")
+    paginator = NoCountPaginator
+    show_full_result_count = False
+    date_hierarchy = None
+    ordering = ("-created_at", "-id")
+    inlines = [UrlDecisionInline]
+
+
+@admin.register(Attempt)
+class AttemptAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "url_decision",
+        "command",
+        "outcome",
+        "reason",
+        "exit_code",
+        "duration_ms",
+    )
+    list_select_related = ("url_decision",)
+    paginator = NoCountPaginator
+    show_full_result_count = False
+    list_filter = ("outcome",)

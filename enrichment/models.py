@@ -1,0 +1,264 @@
+"""Enrichment config (relational, OpenClaw-shaped) and the decision log."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+ACTION_CHOICES = [("allow", "allow"), ("deny", "deny")]
+CHAT_TYPE_CHOICES = [
+    ("", "any"),
+    ("direct", "direct"),
+    ("dm", "dm"),
+    ("group", "group"),
+    ("channel", "channel"),
+]
+
+
+class EnrichmentConfig(models.Model):
+    """The one active configuration (``tools`` of the OpenClaw document).
+
+    Nullable fields mean "not set in the document" so an export writes back exactly what
+    was imported; the pure core supplies the defaults.
+    """
+
+    name = models.CharField(max_length=100, default="default")
+    is_active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    # tools.links
+    links_enabled = models.BooleanField(
+        null=True, blank=True, help_text="Blank: on when there are models."
+    )
+    links_max_links = models.PositiveIntegerField(null=True, blank=True, help_text="Default 3.")
+    links_timeout_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Default 30, minimum 1."
+    )
+    links_concurrency = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Default: maxLinks."
+    )
+    links_scope_default = models.CharField(
+        max_length=5,
+        choices=ACTION_CHOICES,
+        blank=True,
+        help_text="Blank with no rules: no scope (every message allowed).",
+    )
+
+    # tools.web.fetch (blank = default)
+    fetch_max_chars = models.PositiveIntegerField(null=True, blank=True)
+    fetch_max_chars_cap = models.PositiveIntegerField(null=True, blank=True)
+    fetch_max_response_bytes = models.PositiveIntegerField(null=True, blank=True)
+    fetch_timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    fetch_cache_ttl_minutes = models.PositiveIntegerField(null=True, blank=True)
+    fetch_max_redirects = models.PositiveIntegerField(null=True, blank=True)
+    fetch_user_agent = models.CharField(max_length=300, blank=True)
+    ssrf_allowed_hostnames = models.JSONField(
+        default=list, blank=True, help_text='Exact names or "*.suffix" (never the apex).'
+    )
+    ssrf_allow_private_network = models.BooleanField(null=True, blank=True)
+    ssrf_allow_rfc2544_benchmark_range = models.BooleanField(null=True, blank=True)
+    ssrf_allow_ipv6_unique_local_range = models.BooleanField(null=True, blank=True)
+
+    # Blocks owned by later features, kept in their OpenClaw shape.
+    media = models.JSONField(null=True, blank=True, help_text="tools.media as OpenClaw JSON.")
+    tool_policy = models.JSONField(
+        default=dict, blank=True, help_text="profile, allow, alsoAllow, deny, byProvider."
+    )
+
+    class Meta:
+        verbose_name = "enrichment config"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_active"], condition=Q(is_active=True), name="one_active_config"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}{' (active)' if self.is_active else ''}"
+
+
+class Agent(models.Model):
+    """``agents.list[]``: an agent id with optional per-agent link overrides."""
+
+    config = models.ForeignKey(EnrichmentConfig, on_delete=models.CASCADE, related_name="agents")
+    position = models.PositiveIntegerField(default=0)
+    agent_id = models.CharField(max_length=100)
+    links_enabled = models.BooleanField(null=True, blank=True)
+    links_max_links = models.PositiveIntegerField(null=True, blank=True)
+    links_timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    links_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    override_scope = models.BooleanField(
+        default=False, help_text="Use this agent's scope rules instead of the global ones."
+    )
+    links_scope_default = models.CharField(max_length=5, choices=ACTION_CHOICES, blank=True)
+    override_models = models.BooleanField(
+        default=False, help_text="Use this agent's link models instead of the global ones."
+    )
+    media = models.JSONField(null=True, blank=True)
+    tool_policy = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["config", "agent_id"], name="unique_agent_per_config")
+        ]
+
+    def __str__(self) -> str:
+        return self.agent_id
+
+
+class ScopeRule(models.Model):
+    """One ``tools.links.scope.rules[]`` entry (global when ``agent`` is empty)."""
+
+    config = models.ForeignKey(
+        EnrichmentConfig, on_delete=models.CASCADE, related_name="scope_rules"
+    )
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, null=True, blank=True, related_name="scope_rules"
+    )
+    position = models.PositiveIntegerField(default=0)
+    action = models.CharField(max_length=5, choices=ACTION_CHOICES, default="allow")
+    channel = models.CharField(max_length=100, blank=True)
+    chat_type = models.CharField(max_length=20, blank=True)
+    key_prefix = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        parts = [
+            f"{k}={v}"
+            for k, v in (
+                ("channel", self.channel),
+                ("chatType", self.chat_type),
+                ("keyPrefix", self.key_prefix),
+            )
+            if v
+        ]
+        return f"#{self.position} {self.action} {' '.join(parts) or 'everything'}"
+
+
+class LinkModel(models.Model):
+    """One ``tools.links.models[]`` CLI entry, tried in order (fallback chain)."""
+
+    config = models.ForeignKey(
+        EnrichmentConfig, on_delete=models.CASCADE, related_name="link_models"
+    )
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, null=True, blank=True, related_name="link_models"
+    )
+    position = models.PositiveIntegerField(default=0)
+    type = models.CharField(max_length=10, default="cli", editable=False)
+    command = models.CharField(max_length=500)
+    args = models.JSONField(
+        default=list, blank=True, help_text='JSON list, e.g. ["--url", "{{LinkUrl}}"].'
+    )
+    timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        verbose_name = "link model (CLI entry)"
+
+    def __str__(self) -> str:
+        return " ".join([self.command, *map(str, self.args or [])])
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    def history_order(self) -> RunQuerySet:
+        return self.order_by("-created_at", "-id")
+
+
+class Run(models.Model):
+    """One enrichment of one inbound message: the decision-log entry."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running"
+        SUCCESS = "success"
+        SKIPPED = "skipped"
+        DISABLED = "disabled"
+        SCOPE_DENY = "scope-deny"
+        NO_LINKS = "no-links"
+        ERROR = "error"
+        INTERRUPTED = "interrupted"
+
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    message_id = models.CharField(max_length=200, blank=True)
+    channel = models.CharField(max_length=100, blank=True)
+    chat_type = models.CharField(max_length=20, blank=True)
+    session_key = models.CharField(max_length=300, blank=True)
+    agent_id = models.CharField(max_length=100, blank=True)
+    original_body = models.TextField(blank=True)
+    enriched_body = models.TextField(blank=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, default=Outcome.RUNNING)
+    error = models.TextField(blank=True)
+    matched_rule = models.IntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    url_count = models.PositiveSmallIntegerField(default=0)
+    config_snapshot = models.JSONField(default=dict, blank=True)
+    media = models.JSONField(default=list, blank=True)
+    owner = models.CharField(
+        max_length=200, blank=True, help_text="host:pid of the process running it."
+    )
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["-created_at", "-id"], name="run_history"),
+            models.Index(fields=["outcome", "-created_at", "-id"], name="run_outcome_history"),
+            models.Index(
+                fields=["channel", "outcome", "-created_at", "-id"], name="run_channel_outcome"
+            ),
+            models.Index(fields=["chat_type", "-created_at", "-id"], name="run_chat_type_history"),
+            models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} {self.outcome}"
+
+
+class UrlDecision(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="url_decisions")
+    position = models.PositiveSmallIntegerField()
+    url = models.TextField()
+    blocked = models.BooleanField(default=False)
+    reason = models.TextField(blank=True)
+    addresses = models.JSONField(default=list, blank=True)
+    chosen_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    summary = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="unique_url_position")
+        ]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class Attempt(models.Model):
+    url_decision = models.ForeignKey(UrlDecision, on_delete=models.CASCADE, related_name="attempts")
+    position = models.PositiveSmallIntegerField()
+    type = models.CharField(max_length=20, default="cli")
+    command = models.CharField(max_length=500, blank=True)
+    argv = models.JSONField(default=list, blank=True)
+    outcome = models.CharField(max_length=10)
+    reason = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    stdout_bytes = models.PositiveIntegerField(null=True, blank=True)
+    stderr_tail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["url_decision", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["url_decision", "position"], name="unique_attempt_position"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.command} {self.outcome}"

@@ -1,0 +1,101 @@
+"""Ninja in/out schemas of the enrichment API (camelCase, SPEC §9)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ninja import Schema
+from pydantic import Field
+
+MAX_BODY_CHARS = 1_048_576
+MAX_URL_CHARS = 8_192
+
+
+class LinksExtractIn(Schema):
+    message: str = Field(max_length=MAX_BODY_CHARS)
+    maxLinks: Any = None
+
+
+class LinksExtractOut(Schema):
+    links: list[str]
+
+
+class SsrfCheckIn(Schema):
+    url: str = Field(max_length=MAX_URL_CHARS)
+    resolve: bool = False
+    policy: dict[str, Any] | None = None
+
+
+class SsrfCheckOut(Schema):
+    blocked: bool
+    reason: str | None
+    host: str | None
+    addresses: list[str]
+
+
+class ScopeEvaluateIn(Schema):
+    scope: Any = None
+    channel: str | None = Field(default=None, max_length=500)
+    chatType: str | None = Field(default=None, max_length=100)
+    sessionKey: str | None = Field(default=None, max_length=1000)
+
+
+class ScopeEvaluateOut(Schema):
+    decision: str
+    matchedRule: int | None
+
+
+class AttachmentIn(Schema):
+    url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    path: str | None = Field(default=None, max_length=4096)
+    mime: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=500)
+
+
+class EnrichIn(Schema):
+    body: str = Field(max_length=MAX_BODY_CHARS)
+    channel: str | None = Field(default=None, max_length=100)
+    chatType: str | None = Field(default=None, max_length=20)
+    sessionKey: str | None = Field(default=None, max_length=300)
+    agentId: str | None = Field(default=None, max_length=100)
+    messageId: str | None = Field(default=None, max_length=200)
+    provider: str | None = Field(default=None, max_length=100)
+    surface: str | None = Field(default=None, max_length=100)
+    senderName: str | None = Field(default=None, max_length=200)
+    attachments: list[AttachmentIn] = Field(default_factory=list, max_length=32)
+
+
+class EnrichOut(Schema):
+    runId: int
+    body: str
+    links: dict[str, Any]
+    media: list[dict[str, Any]]
+
+
+class DecisionSummary(Schema):
+    runId: int
+    createdAt: datetime
+    channel: str
+    chatType: str
+    sessionKey: str
+    agentId: str
+    outcome: str
+    urlCount: int
+    durationMs: int | None
+
+
+class DecisionPage(Schema):
+    items: list[DecisionSummary]
+    nextCursor: str | None
+
+
+class DecisionDetail(DecisionSummary):
+    messageId: str
+    finishedAt: datetime | None
+    originalBody: str
+    enrichedBody: str
+    error: str
+    links: dict[str, Any]
+    media: list[dict[str, Any]]
+    configSnapshot: dict[str, Any]

@@ -1,0 +1,196 @@
+"""Reads of the decision log: history pages (keyset), one run, exports, neighbours."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils.dateparse import parse_datetime
+
+from controlui.errors import InvalidInput, NotFound
+from enrichment.models import Attempt, Run, UrlDecision
+
+MAX_PAGE_SIZE = 200
+DEFAULT_PAGE_SIZE = 50
+SUMMARY_FIELDS = (
+    "id",
+    "created_at",
+    "channel",
+    "chat_type",
+    "session_key",
+    "agent_id",
+    "outcome",
+    "url_count",
+    "duration_ms",
+)
+
+
+@dataclass(frozen=True)
+class HistoryFilters:
+    outcome: str = ""
+    channel: str = ""
+    chat_type: str = ""
+    session_key: str = ""
+    url: str = ""
+    q: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @classmethod
+    def from_params(cls, params: dict[str, str]) -> HistoryFilters:
+        """Read filters from query parameters (API or dashboard), refusing bad values by name."""
+        outcome = params.get("outcome", "").strip()
+        if outcome and outcome not in Run.Outcome.values:
+            raise InvalidInput(
+                f"outcome: unknown outcome {outcome!r} (one of {', '.join(Run.Outcome.values)})"
+            )
+        values: dict[str, object] = {
+            "outcome": outcome,
+            "channel": params.get("channel", "").strip(),
+            "chat_type": (params.get("chatType") or params.get("chat_type") or "").strip(),
+            "session_key": (params.get("sessionKey") or params.get("session_key") or "").strip(),
+            "url": params.get("url", "").strip(),
+            "q": params.get("q", "").strip(),
+        }
+        for name in ("since", "until"):
+            raw = params.get(name, "").strip()
+            values[name] = parse_instant(name, raw) if raw else None
+        for name in ("channel", "chat_type", "session_key", "url", "q"):
+            if len(str(values[name])) > 500:
+                raise InvalidInput(f"{name}: filter longer than 500 characters")
+        return cls(**values)  # type: ignore[arg-type]
+
+    def as_params(self) -> dict[str, str]:
+        names = {"chat_type": "chatType", "session_key": "sessionKey"}
+        params: dict[str, str] = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value:
+                params[names.get(field.name, field.name)] = (
+                    value.isoformat() if isinstance(value, datetime) else value
+                )
+        return params
+
+    def apply(self, runs: QuerySet[Run]) -> QuerySet[Run]:
+        if self.outcome:
+            runs = runs.filter(outcome=self.outcome)
+        if self.channel:
+            runs = runs.filter(channel=self.channel)
+        if self.chat_type:
+            runs = runs.filter(chat_type=self.chat_type)
+        if self.session_key:
+            runs = runs.filter(session_key__startswith=self.session_key)
+        if self.since:
+            runs = runs.filter(created_at__gte=self.since)
+        if self.until:
+            runs = runs.filter(created_at__lt=self.until)
+        if self.url:
+            runs = runs.filter(
+                Exists(UrlDecision.objects.filter(run=OuterRef("pk"), url__contains=self.url))
+            )
+        if self.q:
+            runs = runs.filter(
+                Q(original_body__icontains=self.q) | Q(enriched_body__icontains=self.q)
+            )
+        return runs
+
+
+def parse_instant(name: str, raw: str) -> datetime:
+    from django.utils import timezone
+
+    value = parse_datetime(raw)
+    if value is None:
+        try:
+            value = datetime.fromisoformat(raw)
+        except ValueError:
+            raise InvalidInput(f"{name}: not an ISO 8601 date/time: {raw!r}") from None
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, timezone.UTC)
+    return value
+
+
+def encode_cursor(run: Run) -> str:
+    raw = f"{run.created_at.isoformat()}|{run.pk}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, _, pk = raw.partition("|")
+        created = datetime.fromisoformat(stamp)
+        return created, int(pk)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise InvalidInput("cursor: not a cursor returned by this API") from None
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    items: list[Run]
+    next_cursor: str | None
+
+
+def decision_list(
+    *, filters: HistoryFilters, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+) -> HistoryPage:
+    """One page of runs, newest first; the cursor points after the last run shown."""
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        raise InvalidInput(f"limit: must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
+    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
+    if cursor:
+        created, pk = decode_cursor(cursor)
+        runs = runs.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=pk))
+    items = list(runs[: limit + 1])
+    has_more = len(items) > limit
+    items = items[:limit]
+    return HistoryPage(
+        items=items, next_cursor=encode_cursor(items[-1]) if has_more and items else None
+    )
+
+
+def decision_get(*, run_id: int) -> Run:
+    """A run with its URL decisions and attempts (three queries whatever the size)."""
+    attempts = Prefetch("attempts", queryset=Attempt.objects.order_by("position"))
+    urls = Prefetch(
+        "url_decisions",
+        queryset=UrlDecision.objects.order_by("position").prefetch_related(attempts),
+    )
+    run = Run.objects.prefetch_related(urls).filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"No run with id {run_id}.")
+    return run
+
+
+def decision_neighbours(*, run: Run, filters: HistoryFilters) -> tuple[int | None, int | None]:
+    """(newer run id, older run id) within the filtered history, for prev/next links."""
+    base = filters.apply(Run.objects.all())
+    newer = (
+        base.filter(Q(created_at__gt=run.created_at) | Q(created_at=run.created_at, id__gt=run.pk))
+        .order_by("created_at", "id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    older = (
+        base.filter(Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, id__lt=run.pk))
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    return newer, older
+
+
+EXPORT_CHUNK = 1000
+
+
+def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) -> list[Run]:
+    """The next chunk of matching runs after ``after``, newest first (keyset, so an export
+    of a million runs never holds more than one chunk)."""
+    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
+    if after is not None:
+        runs = runs.filter(
+            Q(created_at__lt=after.created_at) | Q(created_at=after.created_at, id__lt=after.pk)
+        )
+    return list(runs[:EXPORT_CHUNK])

@@ -1,0 +1,347 @@
+"""Enrichment writes: run the pipeline for one message, record the decision, broadcast it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from controlui.errors import DomainError, InvalidInput
+from enrichment.config_store import config_document, config_write
+from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.pipeline.config import Config, ConfigError, effective_links_config, parse_config
+from enrichment.pipeline.linkrun import LinkResult, ProgressEvent, run_link_understanding
+from enrichment.pipeline.runner import run_command
+from enrichment.pipeline.ssrf import system_resolve
+from enrichment.pipeline.templates import MessageContext
+
+logger = logging.getLogger(__name__)
+
+DECISIONS_GROUP = "decisions"
+WORKER_CHANNEL = "enrichment"
+# A run still "running" after this long belongs to a process that is gone.
+STALE_RUN_AGE = timedelta(hours=1)
+
+ProgressCallback = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class EnrichRequest:
+    """One inbound message to enrich (the fields of ``POST /api/enrich``)."""
+
+    body: str
+    channel: str | None = None
+    chat_type: str | None = None
+    session_key: str | None = None
+    agent_id: str | None = None
+    message_id: str | None = None
+    provider: str | None = None
+    surface: str | None = None
+    sender_name: str | None = None
+    attachments: tuple[Mapping[str, Any], ...] = field(default=())
+
+    def context(self) -> MessageContext:
+        return MessageContext(
+            body=self.body,
+            channel=self.channel,
+            chat_type=self.chat_type,
+            session_key=self.session_key,
+            provider=self.provider,
+            surface=self.surface,
+            sender_name=self.sender_name,
+            message_sid=self.message_id,
+            agent_id=self.agent_id,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
+            "attachments": [dict(item) for item in self.attachments]
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EnrichRequest:
+        return cls(**{**data, "attachments": tuple(data.get("attachments") or ())})
+
+
+def request_from_schema(payload: Any) -> EnrichRequest:
+    return EnrichRequest(
+        body=payload.body,
+        channel=payload.channel,
+        chat_type=payload.chatType,
+        session_key=payload.sessionKey,
+        agent_id=payload.agentId,
+        message_id=payload.messageId,
+        provider=payload.provider,
+        surface=payload.surface,
+        sender_name=payload.senderName,
+        attachments=tuple(item.model_dump(exclude_none=True) for item in payload.attachments),
+    )
+
+
+def resolve_host(host: str) -> list[str]:
+    """DNS for the SSRF check (module-level so tests can answer for made-up names)."""
+    return system_resolve(host)
+
+
+def workers_enabled() -> bool:
+    """With Redis, jobs go to ``manage.py runworker enrichment`` processes."""
+    return bool(settings.REDIS_URL) and getattr(settings, "ENRICHMENT_USE_WORKERS", True)
+
+
+def config_load() -> tuple[Config, dict[str, Any]]:
+    document = config_document()
+    try:
+        return parse_config(document), document
+    except ConfigError as exc:  # only reachable if rows were edited around the validators
+        raise InvalidInput(
+            "The stored configuration is invalid.", [str(i) for i in exc.errors]
+        ) from None
+
+
+def cli_environment(config: Config) -> dict[str, str]:
+    """What every CLI entry runs with: this venv's scripts on PATH and the stored fetch policy."""
+    env = dict(os.environ)
+    scripts = str(Path(sys.executable).parent)
+    env["PATH"] = scripts + os.pathsep + env.get("PATH", "")
+    env["LINK_UNDERSTAND_SSRF_POLICY"] = json.dumps(config.web_fetch.ssrf_policy.to_dict())
+    return env
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
+    return Run.objects.create(
+        message_id=request.message_id or "",
+        channel=request.surface or request.provider or request.channel or "",
+        chat_type=request.chat_type or "",
+        session_key=request.session_key or "",
+        agent_id=request.agent_id or "",
+        original_body=request.body,
+        config_snapshot=snapshot,
+        owner=_owner(),
+    )
+
+
+@transaction.atomic
+def run_finish(
+    *, run: Run, result: LinkResult, duration_ms: int, media: list[dict[str, Any]]
+) -> Run:
+    """Store the outcome, URL decisions and attempts of a run in one transaction."""
+    decision = result.decision
+    summaries = {output.url: output.summary for output in result.outputs}
+    run.enriched_body = result.body
+    run.outcome = decision.outcome
+    run.matched_rule = decision.matched_rule
+    run.url_count = len(decision.urls)
+    run.duration_ms = duration_ms
+    run.finished_at = timezone.now()
+    run.media = media
+    run.save(
+        update_fields=[
+            "enriched_body",
+            "outcome",
+            "matched_rule",
+            "url_count",
+            "duration_ms",
+            "finished_at",
+            "media",
+        ]
+    )
+    url_rows = []
+    attempt_rows = []
+    for position, url in enumerate(decision.urls):
+        chosen = next((i for i, attempt in enumerate(url.attempts) if attempt is url.chosen), None)
+        row = UrlDecision(
+            run=run,
+            position=position,
+            url=url.url,
+            blocked=url.blocked,
+            reason=url.reason or "",
+            addresses=list(url.addresses),
+            chosen_position=chosen,
+            summary=summaries.get(url.url, ""),
+        )
+        url_rows.append(row)
+        attempt_rows += [
+            Attempt(
+                url_decision=row,
+                position=index,
+                type=attempt.type,
+                command=attempt.command,
+                argv=list(attempt.argv),
+                outcome=attempt.outcome,
+                reason=attempt.reason or "",
+                exit_code=attempt.exit_code,
+                duration_ms=attempt.duration_ms,
+                stdout_bytes=attempt.stdout_bytes,
+                stderr_tail=attempt.stderr_tail,
+            )
+            for index, attempt in enumerate(url.attempts)
+        ]
+    UrlDecision.objects.bulk_create(url_rows)
+    Attempt.objects.bulk_create(attempt_rows)
+    return run
+
+
+def run_fail(*, run: Run, error: str, duration_ms: int) -> None:
+    run.outcome = Run.Outcome.ERROR
+    run.error = error[:2000]
+    run.duration_ms = duration_ms
+    run.finished_at = timezone.now()
+    run.save(update_fields=["outcome", "error", "duration_ms", "finished_at"])
+
+
+def runs_mark_interrupted() -> int:
+    """Mark runs whose process died mid-run as ``interrupted`` (called at start-up).
+
+    A run is abandoned when its owner is a dead process on this host, or when it has been
+    running far longer than any timeout allows (its owner was on another machine).
+    """
+    host = socket.gethostname()
+    abandoned = []
+    for pk, owner, created in Run.objects.filter(outcome=Run.Outcome.RUNNING).values_list(
+        "id", "owner", "created_at"
+    ):
+        owner_host, _, pid = owner.rpartition(":")
+        if created < timezone.now() - STALE_RUN_AGE or (
+            owner_host == host and not _process_alive(pid)
+        ):
+            abandoned.append(pk)
+    return Run.objects.filter(pk__in=abandoned, outcome=Run.Outcome.RUNNING).update(
+        outcome=Run.Outcome.INTERRUPTED,
+        error="the process running it stopped before it finished",
+        finished_at=timezone.now(),
+    )
+
+
+def _process_alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return False  # we are starting up: nothing of ours is running yet
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    return {
+        "runId": run.pk,
+        "createdAt": run.created_at.isoformat(),
+        "channel": run.channel,
+        "chatType": run.chat_type,
+        "sessionKey": run.session_key,
+        "agentId": run.agent_id,
+        "outcome": run.outcome,
+        "urlCount": run.url_count,
+        "durationMs": run.duration_ms,
+    }
+
+
+async def decision_broadcast(run: Run) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        await layer.group_send(
+            DECISIONS_GROUP, {"type": "decision.recorded", "run": run_summary(run)}
+        )
+
+
+async def enrichment_run(
+    *, request: EnrichRequest, on_progress: ProgressCallback | None = None
+) -> dict[str, Any]:
+    """Enrich one message with the stored config; record and broadcast the run.
+
+    Returns the API result ``{runId, body, links, media}``.
+    """
+    config, document = await sync_to_async(config_load)()
+    links_config = effective_links_config(config, request.agent_id)
+    run = await sync_to_async(run_start)(request=request, snapshot=document)
+    started = time.monotonic()
+
+    async def progress(event: ProgressEvent) -> None:
+        if on_progress is not None:
+            await on_progress({"stage": "links", "url": event.url, "text": event.text})
+
+    try:
+        result = await run_link_understanding(
+            links_config,
+            request.context(),
+            policy=config.web_fetch.ssrf_policy,
+            runner=partial(run_command, env=cli_environment(config)),
+            resolve=lambda host: resolve_host(host),
+            on_progress=progress,
+        )
+    except Exception as exc:
+        logger.exception("enrichment run %s failed", run.pk)
+        await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
+        raise DomainError(f"enrichment failed: {exc}") from exc
+    await sync_to_async(run_finish)(
+        run=run, result=result, duration_ms=_elapsed_ms(started), media=[]
+    )
+    await decision_broadcast(run)
+    return {"runId": run.pk, "body": result.body, "links": result.decision.to_dict(), "media": []}
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+async def enrichment_frame(
+    *, request: EnrichRequest, request_id: str, on_progress: ProgressCallback | None
+) -> dict[str, Any]:
+    """The WebSocket answer for one request: a ``result`` frame, or an ``error`` frame."""
+    try:
+        result = await enrichment_run(request=request, on_progress=on_progress)
+    except DomainError as exc:
+        return {"type": "error", "id": request_id, "error": exc.detail}
+    return {"type": "result", "id": request_id, **result}
+
+
+async def enrichment_dispatch(
+    *, request: EnrichRequest, request_id: str, reply_channel: str
+) -> None:
+    """Hand a job to the worker pool; its frames come back to ``reply_channel``."""
+    layer = get_channel_layer()
+    await layer.send(
+        WORKER_CHANNEL,
+        {
+            "type": "enrich.job",
+            "request": request.to_json(),
+            "id": request_id,
+            "reply_channel": reply_channel,
+        },
+    )
+
+
+def config_replace(*, document: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a whole config document and make it the stored config, atomically.
+
+    Nothing is written when any part is invalid; the error lists every path at fault.
+    """
+    try:
+        parse_config(document)
+    except ConfigError as exc:
+        raise InvalidInput("Invalid configuration.", [str(issue) for issue in exc.errors]) from None
+    config_write(document=document)
+    return config_document()

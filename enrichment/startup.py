@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError
+
+logger = logging.getLogger(__name__)
+
+
+def recover_interrupted_runs() -> None:
+    """At process start, close the runs a crashed process left ``running``.
+
+    Housekeeping must never stop a server from starting: a database that is not migrated
+    yet (or not reachable for a moment) only gets a warning.
+    """
+    from enrichment.services import runs_mark_interrupted
+
+    try:
+        count = runs_mark_interrupted()
+    except (DatabaseError, RuntimeError) as exc:  # RuntimeError: DB access blocked (tests)
+        logger.warning("could not check for interrupted runs: %s", exc)
+        return
+    if count:
+        logger.warning("marked %d run(s) left running by a stopped process as interrupted", count)

@@ -1,0 +1,405 @@
+/* Rich output preview, and safe Markdown for stored messages.
+ *
+ * Message content is assistant-controlled, so it only ever reaches the page through
+ * textContent and attribute setters on elements we create: never innerHTML, never a
+ * link that is not http(s), never an iframe src or sandbox the server did not compute.
+ */
+(function () {
+  "use strict";
+
+  var EXAMPLE = [
+    "[[reply_to_current]] Here is the **status board** you asked for.",
+    "",
+    "It refreshes every minute; see `status.json` for the raw data or",
+    "[the runbook](https://example.com/runbook).",
+    "",
+    "[embed ref=\"cv_status\" title=\"Service status\" height=\"360\" /]",
+    "[[audio_as_voice]]",
+    "MEDIA:https://example.com/status-summary.ogg",
+  ].join("\n");
+  var DEBOUNCE_MS = 250;
+  var MAX_INLINE_DEPTH = 4;
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function httpUrl(raw) {
+    try {
+      var url = new URL(raw);
+      if (url.protocol === "http:" || url.protocol === "https:") return url.href;
+    } catch (error) {
+      /* not a URL: shown as text */
+    }
+    return null;
+  }
+
+  function link(href, label) {
+    var anchor = element("a", "", label);
+    anchor.href = href;
+    anchor.rel = "noopener noreferrer nofollow";
+    anchor.target = "_blank";
+    return anchor;
+  }
+
+  // ---- inline Markdown: code spans, bold, italic, links, bare URLs ----------------------
+  var INLINE = new RegExp(
+    [
+      "`([^`\\n]+)`", // 1 code span
+      "\\*\\*(?=\\S)([^\\n]*?\\S)\\*\\*", // 2 bold
+      "(?:^|(?<=[^A-Za-z0-9_]))__(?=\\S)([^\\n]*?\\S)__(?![A-Za-z0-9_])", // 3 bold
+      "\\*(?=[^\\s*])([^*\\n]*?[^\\s*])\\*", // 4 italic
+      "(?:^|(?<=[^A-Za-z0-9_]))_(?=[^\\s_])([^_\\n]*?[^\\s_])_(?![A-Za-z0-9_])", // 5 italic
+      "\\[([^\\[\\]\\n]+)\\]\\(([^()\\s]+)\\)", // 6 label, 7 destination
+      "(https?:\\/\\/[^\\s<>\"'`]*[^\\s<>\"'`.,;:!?)\\]])", // 8 bare URL
+    ].join("|"),
+    "g"
+  );
+
+  function appendInline(parent, text, depth) {
+    if (depth > MAX_INLINE_DEPTH) {
+      parent.appendChild(document.createTextNode(text));
+      return;
+    }
+    var pattern = new RegExp(INLINE.source, "g");
+    var last = 0;
+    var match;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match.index > last) parent.appendChild(document.createTextNode(text.slice(last, match.index)));
+      parent.appendChild(inlineNode(match, depth));
+      last = pattern.lastIndex;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  function inlineNode(match, depth) {
+    if (match[1] !== undefined) return element("code", "", match[1]);
+    var strong = match[2] !== undefined ? match[2] : match[3];
+    if (strong !== undefined) {
+      var bold = element("strong");
+      appendInline(bold, strong, depth + 1);
+      return bold;
+    }
+    var emphasis = match[4] !== undefined ? match[4] : match[5];
+    if (emphasis !== undefined) {
+      var italic = element("em");
+      appendInline(italic, emphasis, depth + 1);
+      return italic;
+    }
+    if (match[6] !== undefined) {
+      var href = httpUrl(match[7]);
+      if (!href) return document.createTextNode(match[0]);
+      var anchor = link(href, "");
+      appendInline(anchor, match[6], depth + 1);
+      return anchor;
+    }
+    var bare = httpUrl(match[8]);
+    return bare ? link(bare, match[8]) : document.createTextNode(match[0]);
+  }
+
+  // ---- block Markdown: fences, headings, lists, quotes, paragraphs ---------------------
+  var FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+  var HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+  var BULLET = /^\s*[-*+]\s+(.*)$/;
+  var NUMBERED = /^\s*\d{1,9}[.)]\s+(.*)$/;
+  var QUOTE = /^\s*>\s?(.*)$/;
+
+  function renderMarkdown(text) {
+    var fragment = document.createDocumentFragment();
+    var lines = String(text).replace(/\r\n?/g, "\n").split("\n");
+    var index = 0;
+    var paragraph = [];
+
+    function flushParagraph() {
+      if (!paragraph.length) return;
+      var node = element("p");
+      paragraph.forEach(function (line, position) {
+        if (position) node.appendChild(element("br"));
+        appendInline(node, line, 0);
+      });
+      fragment.appendChild(node);
+      paragraph = [];
+    }
+
+    function collectList(pattern, tag) {
+      var list = element(tag);
+      while (index < lines.length && pattern.test(lines[index])) {
+        var item = element("li");
+        appendInline(item, lines[index].match(pattern)[1], 0);
+        list.appendChild(item);
+        index += 1;
+      }
+      fragment.appendChild(list);
+    }
+
+    while (index < lines.length) {
+      var line = lines[index];
+      var fence = line.match(FENCE);
+      if (fence && !(fence[1][0] === "`" && fence[2].indexOf("`") !== -1)) {
+        flushParagraph();
+        var body = [];
+        var closing = new RegExp("^ {0,3}" + fence[1][0] + "{" + fence[1].length + ",}\\s*$");
+        index += 1;
+        while (index < lines.length && !closing.test(lines[index])) {
+          body.push(lines[index]);
+          index += 1;
+        }
+        index += 1; // the closing fence (or past the end: an unclosed fence runs to the end)
+        var pre = element("pre");
+        var code = element("code", "", body.join("\n"));
+        var language = fence[2].trim().split(/\s+/)[0];
+        if (language) code.dataset.language = language;
+        pre.appendChild(code);
+        fragment.appendChild(pre);
+        continue;
+      }
+      if (!line.trim()) {
+        flushParagraph();
+        index += 1;
+        continue;
+      }
+      var heading = line.match(HEADING);
+      if (heading) {
+        flushParagraph();
+        var level = Math.min(heading[1].length + 2, 6);
+        var title = element("h" + level, "md-heading");
+        appendInline(title, heading[2], 0);
+        fragment.appendChild(title);
+        index += 1;
+        continue;
+      }
+      if (BULLET.test(line) || NUMBERED.test(line)) {
+        flushParagraph();
+        if (BULLET.test(line)) collectList(BULLET, "ul");
+        else collectList(NUMBERED, "ol");
+        continue;
+      }
+      if (QUOTE.test(line)) {
+        flushParagraph();
+        var quoted = [];
+        while (index < lines.length && QUOTE.test(lines[index])) {
+          quoted.push(lines[index].match(QUOTE)[1]);
+          index += 1;
+        }
+        var quote = element("blockquote");
+        quote.appendChild(renderMarkdown(quoted.join("\n")));
+        fragment.appendChild(quote);
+        continue;
+      }
+      paragraph.push(line);
+      index += 1;
+    }
+    flushParagraph();
+    return fragment;
+  }
+
+  // ---- one rendered message -------------------------------------------------------------
+  function badges(data) {
+    var row = element("div", "rich-badges");
+    if (data.replyToId) {
+      row.appendChild(element("span", "badge badge-info rich-badge-reply", "Reply to " + data.replyToId));
+    } else if (data.replyToCurrent) {
+      row.appendChild(element("span", "badge badge-info rich-badge-reply", "Reply to current message"));
+    }
+    if (data.audioAsVoice) row.appendChild(element("span", "badge badge-ok rich-badge-voice", "Voice note"));
+    return row;
+  }
+
+  function mediaList(urls) {
+    var section = element("section", "rich-media");
+    section.setAttribute("aria-label", "Attachments");
+    section.appendChild(element("h3", "", "Attachments (" + urls.length + ")"));
+    var list = element("ul");
+    urls.forEach(function (url) {
+      var item = element("li");
+      item.appendChild(element("code", "", url));
+      list.appendChild(item);
+    });
+    section.appendChild(list);
+    return section;
+  }
+
+  function canvasCard(frame) {
+    var card = element("figure", "canvas-card");
+    card.dataset.kind = "canvas";
+    card.appendChild(element("figcaption", "", frame.title));
+    var iframe = element("iframe", "canvas-frame");
+    // The sandbox must be in place before the frame navigates anywhere.
+    iframe.setAttribute("sandbox", frame.sandbox);
+    iframe.setAttribute("referrerpolicy", "no-referrer");
+    iframe.title = frame.title;
+    iframe.style.height = frame.height + "px";
+    iframe.style.minHeight = frame.height + "px";
+    if (frame.src) iframe.setAttribute("src", frame.src);
+    card.appendChild(iframe);
+    if (!frame.src) {
+      card.appendChild(
+        element("p", "muted small", "This embed's URL is not allowed in the dashboard, so the frame stays empty.")
+      );
+    }
+    return card;
+  }
+
+  function renderMessage(container, data) {
+    var article = element("article", "rich-message-body");
+    article.appendChild(badges(data));
+    if (data.text) {
+      var text = element("div", "rich-text");
+      text.appendChild(renderMarkdown(data.text));
+      article.appendChild(text);
+    } else {
+      article.appendChild(element("p", "muted", "(no visible text)"));
+    }
+    if (data.mediaUrls && data.mediaUrls.length) article.appendChild(mediaList(data.mediaUrls));
+    (data.iframes || []).forEach(function (frame) {
+      article.appendChild(canvasCard(frame));
+    });
+    container.replaceChildren(article);
+  }
+
+  function errorText(body, status) {
+    if (body && typeof body.detail === "string") return body.detail;
+    if (body && Array.isArray(body.detail)) {
+      return body.detail
+        .map(function (issue) {
+          var where = (issue.loc || []).filter(function (part) { return part !== "body" && part !== "payload"; });
+          return (where.length ? where.join(".") + ": " : "") + issue.msg;
+        })
+        .join("; ");
+    }
+    return "The server answered " + status + ".";
+  }
+
+  // ---- the preview page -----------------------------------------------------------------
+  function setUpPreview(form) {
+    var textarea = form.querySelector("#preview-text");
+    var currentId = form.querySelector("#preview-current-id");
+    var sessionKey = form.querySelector("#preview-session-key");
+    var storeButton = form.querySelector("#preview-store");
+    var stored = form.querySelector("#preview-stored");
+    var status = document.getElementById("preview-status");
+    var output = document.getElementById("preview-output");
+    var csrf = form.querySelector("[name=csrfmiddlewaretoken]").value;
+    var timer = null;
+    var sequence = 0;
+    var inFlight = null;
+
+    function post(url, payload, signal) {
+      return fetch(url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
+        body: JSON.stringify(payload),
+        signal: signal,
+      }).then(function (response) {
+        return response.json().then(
+          function (body) { return { response: response, body: body }; },
+          function () { return { response: response, body: null }; }
+        );
+      });
+    }
+
+    function payload() {
+      var data = { text: textarea.value };
+      if (currentId.value.trim()) data.currentMessageId = currentId.value.trim();
+      if (sessionKey.value.trim()) data.sessionKey = sessionKey.value.trim();
+      return data;
+    }
+
+    function update() {
+      var mine = ++sequence;
+      if (inFlight) inFlight.abort();
+      storeButton.disabled = !textarea.value.trim();
+      if (!textarea.value.trim()) {
+        inFlight = null;
+        output.replaceChildren();
+        output.dataset.state = "empty";
+        status.textContent = "Start typing to see the rendered message.";
+        return;
+      }
+      inFlight = new AbortController();
+      status.textContent = "Rendering…";
+      post(form.dataset.renderUrl, payload(), inFlight.signal)
+        .then(function (result) {
+          if (mine !== sequence) return;
+          if (!result.response.ok) {
+            output.dataset.state = "error";
+            status.textContent = "Could not render: " + errorText(result.body, result.response.status);
+            return;
+          }
+          renderMessage(output, result.body);
+          output.dataset.state = "rendered";
+          var blocks = result.body.blocks.length;
+          var media = result.body.mediaUrls.length;
+          status.textContent =
+            "Rendered: " + blocks + " canvas block" + (blocks === 1 ? "" : "s") + ", " +
+            media + " attachment" + (media === 1 ? "" : "s") + ".";
+        })
+        .catch(function (error) {
+          if (error.name === "AbortError" || mine !== sequence) return;
+          output.dataset.state = "error";
+          status.textContent = "Could not reach the server: " + error.message;
+        });
+    }
+
+    function schedule() {
+      clearTimeout(timer);
+      timer = setTimeout(update, DEBOUNCE_MS);
+    }
+
+    function store() {
+      storeButton.disabled = true;
+      stored.replaceChildren(document.createTextNode("Storing…"));
+      post(form.dataset.storeUrl, payload())
+        .then(function (result) {
+          if (!result.response.ok) {
+            stored.textContent = "Not stored: " + errorText(result.body, result.response.status);
+            return;
+          }
+          var record = result.body;
+          stored.replaceChildren(document.createTextNode("Stored as message #" + record.id + ". "));
+          var view = element("a", "", "View message #" + record.id);
+          view.href = record.url;
+          stored.appendChild(view);
+        })
+        .catch(function (error) {
+          stored.textContent = "Not stored: " + error.message;
+        })
+        .finally(function () {
+          storeButton.disabled = !textarea.value.trim();
+        });
+    }
+
+    textarea.addEventListener("input", schedule);
+    currentId.addEventListener("input", schedule);
+    storeButton.addEventListener("click", store);
+    form.querySelector("#preview-example").addEventListener("click", function () {
+      textarea.value = EXAMPLE;
+      textarea.focus();
+      update();
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+    });
+    if (textarea.value.trim()) update();
+  }
+
+  function enhanceStoredText() {
+    document.querySelectorAll("[data-markdown]").forEach(function (node) {
+      var source = node.textContent;
+      node.replaceChildren(renderMarkdown(source));
+      node.classList.remove("rich-text-plain");
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var form = document.getElementById("preview-form");
+    if (form) setUpPreview(form);
+    enhanceStoredText();
+  });
+
+  window.ControlUiRichText = { renderMarkdown: renderMarkdown };
+})();
