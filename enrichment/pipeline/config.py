@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from enrichment.pipeline.media_config import parse_media_config
+from enrichment.pipeline.policy import parse_tool_policy
 from enrichment.pipeline.scope import ConfigIssue as ConfigIssue  # re-exported
 from enrichment.pipeline.scope import (
     ScopeConfig,
@@ -408,6 +410,9 @@ def _opaque_object(
     if value is None:
         return None
     found = _json_issues(value, f"{path}.{key}")
+    if not found:
+        # The media block stays a plain dict here; its own parser validates it.
+        found = parse_media_config(value, f"{path}.{key}")[1]
     issues.extend(found)
     return None if found else dict(_json_copy(value))
 
@@ -422,6 +427,9 @@ def _tool_policy(
             issues.extend(found)
             if not found:
                 policy[key] = _json_copy(block[key])
+    # Kept as a plain dict; the policy engine's own parser decides what is valid.
+    errors = parse_tool_policy(policy, path)[1]
+    issues.extend(ConfigIssue(error_path, message) for error_path, message in errors)
     return policy
 
 

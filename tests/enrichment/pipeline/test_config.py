@@ -529,3 +529,43 @@ def test_arbitrary_documents_parse_or_raise_config_error(doc: dict[str, Any]) ->
         assert error.errors and all(str(issue) for issue in error.errors)
     else:
         assert parse_config(config_to_dict(config)) == config
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ({"tools": {"profile": "superuser"}}, 'tools.profile: unknown profile "superuser"'),
+        ({"tools": {"allow": ["read"], "alsoAllow": ["exec"]}}, "tools"),
+        (
+            {"agents": {"list": [{"id": "ops", "tools": {"profile": "nope"}}]}},
+            "agents.list[0].tools.profile",
+        ),
+        ({"tools": {"media": {"image": {"maxChars": "lots"}}}}, "tools.media.image.maxChars"),
+        ({"tools": {"media": {"colour": True}}}, "tools.media.colour"),
+    ],
+    ids=[
+        "unknown-profile",
+        "allow-with-alsoAllow",
+        "agent-profile",
+        "media-type",
+        "media-unknown-key",
+    ],
+)
+def test_tool_policy_and_media_blocks_are_validated(document: dict, expected: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(document)
+    assert any(str(issue).startswith(expected) for issue in error.value.errors), error.value.errors
+
+
+def test_valid_tool_policy_and_media_blocks_are_kept() -> None:
+    document = {
+        "tools": {
+            "profile": "coding",
+            "deny": ["exec"],
+            "byProvider": {"openai/gpt-4.1": {"profile": "minimal"}},
+            "media": {"concurrency": 1, "audio": {"enabled": True}},
+        }
+    }
+    config = parse_config(document)
+    assert config.tool_policy["profile"] == "coding"
+    assert config.media == {"concurrency": 1, "audio": {"enabled": True}}
