@@ -3,10 +3,13 @@ from __future__ import annotations
 import pytest
 
 from enrichment.pipeline.links import (
+    bare_tokens,
+    clear_verdict_cache,
     extract_links,
     is_fetchable,
     markdown_link_spans,
     resolve_max_links,
+    sanitized_pieces,
     strip_markdown_links,
     trim_trailing_punctuation,
 )
@@ -366,3 +369,71 @@ def test_hostile_markdown_still_yields_the_tail_link(message: str) -> None:
 def test_overlong_message_still_finds_links() -> None:
     message = ("word " * 200_000) + "https://late.example/a."
     assert extract_links(message) == ["https://late.example/a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("read https://a.example/x now", ["https://a.example/x"]),
+        ("fooHTTPS://a.example/x", ["HTTPS://a.example/x"]),
+        ("hhttp://a.example", ["http://a.example"]),
+        ("http:// https://\u3000x http://", []),
+        ("ttp://a.example ://b.example", []),
+        ("http://a.example\ufeffhttp://b.example", ["http://a.example", "http://b.example"]),
+        ("http://a.example/http://b.example", ["http://a.example/http://b.example"]),
+        ("http://://x", ["http://://x"]),
+    ],
+    ids=[
+        "plain",
+        "mid-word upper-case",
+        "repeated letter before scheme",
+        "nothing after the separator",
+        "no scheme",
+        "BOM separates",
+        "nested scheme stays in one token",
+        "separator after separator",
+    ],
+)
+def test_bare_tokens_scan(text: str, tokens: list[str]) -> None:
+    assert list(bare_tokens(text)) == tokens
+
+
+def test_pieces_with_needle_pass_paragraphs_without_it_unparsed() -> None:
+    text = "[a](b) no link\n\nsee [c](http://d) and http://e"
+    assert "".join(sanitized_pieces(text, needle="://")) == "[a](b) no link\n\nsee   and http://e"
+    assert strip_markdown_links(text) == "  no link\n\nsee   and http://e"
+
+
+def test_cached_verdicts_do_not_leak_between_policies_or_keys() -> None:
+    clear_verdict_cache()
+    private = SsrfPolicy(allow_private_network=True)
+    assert is_fetchable("http://127.0.0.1/") is False
+    assert is_fetchable("http://127.0.0.1/", private) is True
+    assert is_fetchable("http://127.0.0.1/", SsrfPolicy()) is False  # equal to the default
+    assert is_fetchable("a.example") is False  # not a URL: must not poison the host
+    assert is_fetchable("http://a.example/") is True
+
+
+@pytest.mark.parametrize(
+    ("token", "fetchable"),
+    [
+        ("http://127.1/a", False),
+        ("https://127.1:8443/b?c", False),
+        ("http://0x08080808/x", True),
+        ("HTTPS://0x08080808:443/y#z", True),
+        ("http://0x08080808:65536/", False),
+        ("http://xn--nxasmq6b.example/", True),
+        ("http://XN--nxasmq6b.example:80/p", True),
+        ("http://10.0.3.17:8080/admin", False),
+        ("https://8.8.8.8/dns", True),
+        ("http://010.0.0.1/", True),  # octal 010 is 8: host 8.0.0.1
+        ("http://255.255.255.255/", False),
+        ("http://1.2.3.256/", False),
+    ],
+)
+def test_numeric_and_punycode_hosts_judged_alike_whatever_port_or_path(
+    token: str, fetchable: bool
+) -> None:
+    for _ in range(2):  # cold, then from the cache
+        assert is_fetchable(token) is fetchable
+        assert (not check_url(token).blocked) is fetchable

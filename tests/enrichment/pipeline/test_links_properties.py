@@ -1,16 +1,28 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from enrichment.pipeline.links import (
+    bare_tokens,
+    clear_verdict_cache,
     extract_links,
     is_fetchable,
     markdown_link_spans,
     resolve_max_links,
+    sanitized_pieces,
     strip_markdown_links,
 )
-from enrichment.pipeline.ssrf import check_url, classify_address, classify_host
+from enrichment.pipeline.ssrf import (
+    DEFAULT_POLICY,
+    JS_WHITESPACE,
+    SsrfPolicy,
+    check_url,
+    classify_address,
+    classify_host,
+)
 
 # Fragments that exercise the markdown scanner, trimming and the host check together.
 FRAGMENTS = st.sampled_from(
@@ -136,3 +148,33 @@ def test_spans_are_ordered_disjoint_link_shapes(message: str) -> None:
         assert message[end - 1] in ")>"
     stripped = strip_markdown_links(message)
     assert len(stripped) == len(message) - sum(end - start - 1 for start, end in spans)
+
+
+# The regex the scanner replaced: JS \S after a case-insensitive http(s)://.
+REFERENCE_BARE_URL = re.compile(r"[hH][tT][tT][pP][sS]?://[^" + JS_WHITESPACE + r"]+")
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=ANY_TEXT)
+def test_bare_tokens_match_the_reference_regex(text: str) -> None:
+    assert list(bare_tokens(text)) == [m.group() for m in REFERENCE_BARE_URL.finditer(text)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(message=MARKDOWNISH)
+def test_skipping_paragraphs_without_urls_finds_the_same_tokens(message: str) -> None:
+    stripped = strip_markdown_links(message)
+    pieces = list(sanitized_pieces(message, needle="://"))
+    assert [token for piece in pieces for token in bare_tokens(piece)] == list(
+        bare_tokens(stripped)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=ANY_TEXT, private=st.booleans())
+def test_verdict_cache_never_changes_results(message: str, private: bool) -> None:
+    policy = SsrfPolicy(allow_private_network=private)
+    clear_verdict_cache()
+    cold = extract_links(message, 10, policy)
+    assert extract_links(message, 10, policy) == cold
+    assert extract_links(message, 10, SsrfPolicy()) == extract_links(message, 10, DEFAULT_POLICY)
