@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Above the consumers' own limits (1 MiB frames, 25 MiB with attachment data), so an
+# oversized frame gets our error message instead of a dropped connection.
+DAPHNE_LIMITS := --websocket-max-message-size 33554432 --websocket-max-frame-size 33554432
 
 .PHONY: run test install browser lint clean
 
@@ -19,7 +22,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py bootstrap_demo
-	$(BIN)/daphne -b 127.0.0.1 -p 8000 controlui.asgi:application
+	$(BIN)/daphne $(DAPHNE_LIMITS) -b 127.0.0.1 -p 8000 controlui.asgi:application
 
 # Debian's chromium drives the browser tests (never a downloaded browser).
 browser:

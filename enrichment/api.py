@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import Body, Router
+from ninja import Body, File, Form, Router
+from ninja.files import UploadedFile
+from pydantic import ValidationError
 
 from controlui.api_helpers import require_staff
-from controlui.errors import InvalidInput
+from controlui.errors import InvalidInput, PayloadTooLarge
 from enrichment import selectors, services
 from enrichment.config_store import config_document
 from enrichment.exports import export_response
@@ -18,6 +22,7 @@ from enrichment.pipeline.scope import evaluate_scope, parse_scope
 from enrichment.pipeline.ssrf import SsrfPolicy, check_url, system_resolve
 from enrichment.records import decision_record
 from enrichment.schemas import (
+    MAX_ATTACHMENT_BYTES,
     DecisionDetail,
     DecisionPage,
     EnrichIn,
@@ -32,6 +37,10 @@ from enrichment.schemas import (
 from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
 
 router = Router(tags=["enrichment"])
+
+MAX_UPLOAD_FILES = 8
+MAX_ATTACHMENTS = 32
+_UNKNOWN_CONTENT_TYPE = "application/octet-stream"
 
 
 @router.post("/links/extract", response=LinksExtractOut, tags=["explain"])
@@ -70,8 +79,63 @@ def scope_evaluate(request: HttpRequest, payload: ScopeEvaluateIn) -> dict[str, 
 
 @router.post("/enrich", response=EnrichOut, tags=["enrichment"])
 def enrich(request: HttpRequest, payload: EnrichIn) -> dict[str, Any]:
-    """Run the pipeline on one message with the stored config and record the run."""
+    """Run the pipeline on one message with the stored config and record the run.
+
+    Media understanding runs first, then link understanding on the rewritten body. Each
+    attachment is ``{url}`` (downloaded under the stored SSRF policy), ``{path}`` (a file
+    inside the media root), or ``{data}`` (base64, at most 25 MiB decoded; this endpoint's
+    whole body is capped by ``DATA_UPLOAD_MAX_MEMORY_SIZE``, so big files go to
+    ``POST /api/enrich/upload``); ``mime`` and ``name`` are optional.
+    """
     return async_to_sync(services.enrichment_run)(request=services.request_from_schema(payload))
+
+
+@router.post("/enrich/upload", response=EnrichOut, tags=["enrichment"])
+def enrich_upload(
+    request: HttpRequest, payload: Form[str], files: File[list[UploadedFile]]
+) -> dict[str, Any]:
+    """``POST /api/enrich`` with the attachments uploaded as ``multipart/form-data``.
+
+    Form fields: ``payload`` = the JSON object of ``POST /api/enrich``, as text; ``files`` =
+    one to 8 files, each at most 25 MiB (a larger one is a 413). Uploaded files become
+    attachments after those listed in ``payload.attachments``, in upload order; their name
+    and content type come from the upload. Temp copies are deleted when the run ends.
+    """
+    message = _enrich_payload(payload)
+    if len(files) > MAX_UPLOAD_FILES:
+        raise InvalidInput(f"files: at most {MAX_UPLOAD_FILES} files per request")
+    if len(message.attachments) + len(files) > MAX_ATTACHMENTS:
+        raise InvalidInput(f"attachments: at most {MAX_ATTACHMENTS} per message")
+    uploads = tuple(_uploaded_attachment(file) for file in files)
+    enrich_request = services.request_from_schema(message)
+    enrich_request = dataclasses.replace(
+        enrich_request, attachments=enrich_request.attachments + uploads
+    )
+    return async_to_sync(services.enrichment_run)(request=enrich_request)
+
+
+def _enrich_payload(payload: str) -> EnrichIn:
+    try:
+        return EnrichIn.model_validate(json.loads(payload))
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            errors = [
+                "payload." + ".".join(str(part) for part in error["loc"]) + f": {error['msg']}"
+                for error in exc.errors()
+            ]
+            raise InvalidInput("Invalid payload.", errors) from None
+        raise InvalidInput(f"payload: not valid JSON ({exc})") from None
+
+
+def _uploaded_attachment(file: UploadedFile) -> dict[str, Any]:
+    # Checked before reading: Django keeps large uploads on disk until read().
+    if file.size is not None and file.size > MAX_ATTACHMENT_BYTES:
+        raise PayloadTooLarge(
+            f"File {file.name!r} too large: {file.size} bytes; the limit is "
+            f"{MAX_ATTACHMENT_BYTES // (1024 * 1024)} MiB ({MAX_ATTACHMENT_BYTES} bytes) per file."
+        )
+    mime = None if file.content_type == _UNKNOWN_CONTENT_TYPE else file.content_type
+    return {"name": file.name, "mime": mime, "data": file.read()}
 
 
 @router.get("/decisions", response=DecisionPage, tags=["history"])

@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+from channels.exceptions import ChannelFull
 from pydantic import ValidationError
 
 from controlui.consumers import AuthenticatedJsonConsumer
@@ -13,6 +14,8 @@ from enrichment import services
 from enrichment.schemas import EnrichIn
 
 MAX_FRAME_BYTES = 1024 * 1024
+# Frames whose message.attachments carry base64 ``data`` may be this large (SPEC §10).
+MAX_ATTACHMENT_FRAME_BYTES = 25 * 1024 * 1024
 MAX_IN_FLIGHT = 32
 DECISIONS_GROUP = services.DECISIONS_GROUP
 
@@ -23,6 +26,25 @@ def validation_message(exc: ValidationError) -> str:
         location = ".".join(str(item) for item in error["loc"])
         parts.append(f"message.{location}: {error['msg']}" if location else error["msg"])
     return "; ".join(parts)
+
+
+def frame_too_large(size: int) -> str:
+    if size <= MAX_ATTACHMENT_FRAME_BYTES:  # a plain frame: the long-standing message
+        return f"frame too large (limit {MAX_FRAME_BYTES} bytes)"
+    return (
+        f"frame too large (limit {MAX_ATTACHMENT_FRAME_BYTES} bytes = 25 MiB for frames whose "
+        f"attachments carry base64 data, {MAX_FRAME_BYTES} bytes otherwise)"
+    )
+
+
+def carries_attachment_data(frame: Any) -> bool:
+    """Only frames uploading files earn the larger limit."""
+    message = frame.get("message") if isinstance(frame, dict) else None
+    attachments = message.get("attachments") if isinstance(message, dict) else None
+    return isinstance(attachments, list) and any(
+        isinstance(item, dict) and isinstance(item.get("data"), str) and item["data"]
+        for item in attachments
+    )
 
 
 class EnrichConsumer(AuthenticatedJsonConsumer):
@@ -43,13 +65,17 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
         if text_data is None:
             await self.send_error(None, "binary frames are not supported; send JSON text frames")
             return
-        if len(text_data.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
-            await self.send_error(None, f"frame too large (limit {MAX_FRAME_BYTES} bytes)")
+        size = len(text_data.encode("utf-8", "surrogatepass"))
+        if size > MAX_ATTACHMENT_FRAME_BYTES:
+            await self.send_error(None, frame_too_large(size))
             return
         try:
             frame = json.loads(text_data)
         except ValueError as exc:
             await self.send_error(None, f"malformed JSON: {exc}")
+            return
+        if size > MAX_FRAME_BYTES and not carries_attachment_data(frame):
+            await self.send_error(None, frame_too_large(size))
             return
         await self.receive_frame(frame)
 
@@ -84,9 +110,14 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
         self.in_flight.add(request_id)
         request = services.request_from_schema(message)
         if services.workers_enabled():
-            await services.enrichment_dispatch(
-                request=request, request_id=request_id, reply_channel=self.channel_name
-            )
+            try:
+                await services.enrichment_dispatch(
+                    request=request, request_id=request_id, reply_channel=self.channel_name
+                )
+            except ChannelFull:
+                # Every worker is far behind: say so instead of dropping the socket.
+                self.in_flight.discard(request_id)
+                await self.send_error(request_id, "the enrichment workers are busy; try again")
             return
         task = asyncio.create_task(self.enrich_here(request_id, request))
         self.tasks.add(task)
@@ -115,8 +146,11 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
         await self.send_json({"type": "error", "id": request_id, "error": error})
 
     async def disconnect(self, code: int) -> None:
-        for task in list(getattr(self, "tasks", ())):
+        tasks = list(getattr(self, "tasks", ()))
+        for task in tasks:
             task.cancel()
+        # Wait for them: each cancelled run records itself as interrupted on the way out.
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class DecisionsConsumer(AuthenticatedJsonConsumer):

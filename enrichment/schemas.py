@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 MAX_BODY_CHARS = 1_048_576
 MAX_URL_CHARS = 8_192
+# One attachment's bytes (multipart file or decoded base64 ``data``); base64 is 4/3 larger.
+MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
+MAX_ATTACHMENT_DATA_CHARS = -(-MAX_ATTACHMENT_BYTES // 3) * 4
 
 
 class LinksExtractIn(Schema):
@@ -51,6 +56,27 @@ class AttachmentIn(Schema):
     path: str | None = Field(default=None, max_length=4096)
     mime: str | None = Field(default=None, max_length=200)
     name: str | None = Field(default=None, max_length=500)
+    data: str | None = Field(
+        default=None,
+        max_length=MAX_ATTACHMENT_DATA_CHARS,
+        description="The file itself, base64 (instead of url/path); at most 25 MiB decoded.",
+    )
+
+    @field_validator("data")
+    @classmethod
+    def data_is_base64(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise ValueError("not valid base64") from None
+        return value
+
+    @model_validator(mode="after")
+    def data_alone(self) -> Self:
+        if self.data is not None and (self.url or self.path):
+            raise ValueError("give either data or url/path, not both")
+        return self
 
 
 class EnrichIn(Schema):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -23,6 +25,7 @@ from django.utils import timezone
 
 from controlui.errors import DomainError, InvalidInput
 from enrichment.config_store import config_document, config_write
+from enrichment.media_glue import media_records, media_run
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config import Config, ConfigError, effective_links_config, parse_config
 from enrichment.pipeline.linkrun import LinkResult, ProgressEvent, run_link_understanding
@@ -200,8 +203,8 @@ def run_finish(
     return run
 
 
-def run_fail(*, run: Run, error: str, duration_ms: int) -> None:
-    run.outcome = Run.Outcome.ERROR
+def run_fail(*, run: Run, error: str, duration_ms: int, outcome: str = Run.Outcome.ERROR) -> None:
+    run.outcome = outcome
     run.error = error[:2000]
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
@@ -272,7 +275,9 @@ async def enrichment_run(
 ) -> dict[str, Any]:
     """Enrich one message with the stored config; record and broadcast the run.
 
-    Returns the API result ``{runId, body, links, media}``.
+    Returns the API result ``{runId, body, links, media}``. Media understanding runs first
+    (it may rewrite the body); link understanding then reads the rewritten body, so a URL
+    spoken in a voice note gets enriched too.
     """
     config, document = await sync_to_async(config_load)()
     links_config = effective_links_config(config, request.agent_id)
@@ -284,23 +289,54 @@ async def enrichment_run(
             await on_progress({"stage": "links", "url": event.url, "text": event.text})
 
     try:
+        runner = partial(run_command, env=cli_environment(config))
+        context = request.context()
+        media = await media_run(
+            config,
+            body=request.body,
+            attachments=request.attachments,
+            agent_id=request.agent_id,
+            channel=context.scope_channel,
+            chat_type=request.chat_type,
+            session_key=request.session_key,
+            runner=runner,
+            resolve=lambda host: resolve_host(host),
+            template_variables=context.template_variables(),
+            on_progress=on_progress,
+        )
         result = await run_link_understanding(
             links_config,
-            request.context(),
+            dataclasses.replace(context, body=media.body),
             policy=config.web_fetch.ssrf_policy,
-            runner=partial(run_command, env=cli_environment(config)),
+            runner=runner,
             resolve=lambda host: resolve_host(host),
             on_progress=progress,
         )
+    except asyncio.CancelledError:
+        # The socket closed (or the worker is stopping): close the run instead of leaving
+        # it "running" until the stale-run sweep, then let the cancellation go on.
+        await sync_to_async(run_fail)(
+            run=run,
+            error="cancelled before it finished (the client disconnected or the server stopped)",
+            duration_ms=_elapsed_ms(started),
+            outcome=Run.Outcome.INTERRUPTED,
+        )
+        raise
     except Exception as exc:
         logger.exception("enrichment run %s failed", run.pk)
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
         raise DomainError(f"enrichment failed: {exc}") from exc
+    records = media_records(media)
     await sync_to_async(run_finish)(
-        run=run, result=result, duration_ms=_elapsed_ms(started), media=[]
+        run=run, result=result, duration_ms=_elapsed_ms(started), media=records
     )
     await decision_broadcast(run)
-    return {"runId": run.pk, "body": result.body, "links": result.decision.to_dict(), "media": []}
+    return {
+        "runId": run.pk,
+        "body": result.body,
+        "links": result.decision.to_dict(),
+        "media": records,
+    }
 
 
 def _elapsed_ms(started: float) -> int:
@@ -315,6 +351,14 @@ async def enrichment_frame(
         result = await enrichment_run(request=request, on_progress=on_progress)
     except DomainError as exc:
         return {"type": "error", "id": request_id, "error": exc.detail}
+    except Exception:
+        # A socket must always get an answer; the cause goes to the log, not to the client.
+        logger.exception("enrichment request %s failed", request_id)
+        return {
+            "type": "error",
+            "id": request_id,
+            "error": "enrichment failed: internal error (logged)",
+        }
     return {"type": "result", "id": request_id, **result}
 
 

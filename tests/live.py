@@ -20,6 +20,13 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 DAPHNE = Path(sys.executable).with_name("daphne")
+# As in the Makefile: above the consumers' own frame limits.
+DAPHNE_LIMITS = (
+    "--websocket-max-message-size",
+    "33554432",
+    "--websocket-max-frame-size",
+    "33554432",
+)
 
 CREATE_USERS = """
 from django.contrib.auth import get_user_model
@@ -102,7 +109,15 @@ def live_server(workdir: Path, extra_env: dict[str, str] | None = None) -> Itera
     server.manage("migrate", "--noinput")
     server.manage("shell", "-c", CREATE_USERS)
     daphne = subprocess.Popen(
-        [str(DAPHNE), "-b", "127.0.0.1", "-p", str(port), "controlui.asgi:application"],
+        [
+            str(DAPHNE),
+            *DAPHNE_LIMITS,
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "controlui.asgi:application",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
