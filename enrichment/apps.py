@@ -5,3 +5,6 @@ class EnrichmentConfig(AppConfig):
     name = "enrichment"
     verbose_name = "Enrichment"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from enrichment import checks  # noqa: F401  (registers the system checks)

@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from channels.consumer import AsyncConsumer
 
 from enrichment import services
 
+# Jobs one worker process runs at once. Channels hands a consumer its messages one at a
+# time, so each job runs as its own task: a slow link must not hold up every other job.
+MAX_CONCURRENT_JOBS = 32
+
 
 class EnrichmentWorker(AsyncConsumer):
     """Runs jobs sent by ``/ws/enrich/`` consumers and sends every frame back to their socket."""
 
     async def enrich_job(self, message: dict[str, Any]) -> None:
+        if not hasattr(self, "jobs"):
+            self.jobs: set[asyncio.Task[None]] = set()
+            self.slots = asyncio.Semaphore(MAX_CONCURRENT_JOBS)
+        await self.slots.acquire()  # when full, the next job waits here (in arrival order)
+        task = asyncio.create_task(self.run_job(message))
+        self.jobs.add(task)
+        task.add_done_callback(self.job_done)
+
+    def job_done(self, task: asyncio.Task[None]) -> None:
+        self.jobs.discard(task)
+        self.slots.release()
+
+    async def run_job(self, message: dict[str, Any]) -> None:
         reply_channel = message["reply_channel"]
         request_id = message["id"]
 

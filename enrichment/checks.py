@@ -1,0 +1,87 @@
+"""System checks (``manage.py check``): the stored config is valid and its CLIs exist.
+
+Ids are stable: ``enrichment.E001`` stored config invalid (one message listing every path at
+fault), ``enrichment.W001`` none of the global link model commands is on PATH (every link
+would fail).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+from django.core.checks import CheckMessage, Error, Warning, register
+from django.db import DatabaseError
+
+from enrichment.config_store import config_document
+from enrichment.models import EnrichmentConfig
+from enrichment.pipeline.config import Config, ConfigError, parse_config
+from enrichment.services import cli_environment
+
+TAG = "enrichment"
+
+
+def stored_document() -> dict[str, Any] | None:
+    """The active config as a document, or None when there is none yet (or no database).
+
+    Checks also run before ``migrate`` has created the tables, so an unreachable or empty
+    database is simply nothing to check; a fresh install gets the (valid) default later.
+    """
+    try:
+        config = EnrichmentConfig.objects.filter(is_active=True).first()
+        return config_document(config) if config is not None else None
+    except (DatabaseError, RuntimeError):  # RuntimeError: database access blocked (tests)
+        return None
+
+
+@register(TAG)
+def check_stored_config(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    document = stored_document()
+    if document is None:
+        return []
+    try:
+        parse_config(document)
+    except ConfigError as exc:
+        return [config_invalid(exc)]
+    return []
+
+
+def config_invalid(exc: ConfigError) -> Error:
+    return Error(
+        "The stored enrichment config is invalid: " + "; ".join(str(issue) for issue in exc.errors),
+        hint="Fix it in the admin, or replace it with PUT /api/config or "
+        "manage.py import_openclaw_config.",
+        id="enrichment.E001",
+    )
+
+
+@register(TAG)
+def check_link_commands(
+    app_configs: Sequence[Any] | None = None, **kwargs: Any
+) -> list[CheckMessage]:
+    document = stored_document()
+    if document is None:
+        return []
+    try:
+        config = parse_config(document)
+    except ConfigError:
+        return []  # E001 reports it
+    commands = [model.command for model in config.links.models]
+    if not commands or any(found(command, config) for command in commands):
+        return []
+    return [
+        Warning(
+            "No link model command is on PATH: " + ", ".join(commands),
+            hint="Every link will fail until one is installed; the built-in one is "
+            "link-understand (pip install of this project).",
+            id="enrichment.W001",
+        )
+    ]
+
+
+def found(command: str, config: Config) -> bool:
+    # The same PATH the runs themselves get (this venv's scripts first).
+    return shutil.which(command, path=cli_environment(config)["PATH"]) is not None

@@ -1,0 +1,124 @@
+"""Decision-log reads use a constant number of queries, whatever the number of rows."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.records import decision_record
+from enrichment.selectors import HistoryFilters, decision_get, decision_list
+
+pytestmark = pytest.mark.django_db
+
+URLS_PER_RUN = 3
+ATTEMPTS_PER_URL = 2
+
+
+def make_runs(count: int) -> list[Run]:
+    """Runs with 3 URLs × 2 attempts each (a failed attempt, then the chosen one)."""
+    now = timezone.now()
+    runs = Run.objects.bulk_create(
+        Run(
+            created_at=now - timedelta(seconds=i),
+            outcome="success",
+            channel="telegram",
+            session_key=f"agent:main:{i}",
+            original_body="links",
+            url_count=URLS_PER_RUN,
+        )
+        for i in range(count)
+    )
+    decisions = UrlDecision.objects.bulk_create(
+        UrlDecision(run=run, position=p, url=f"https://example.com/{run.pk}/{p}", chosen_position=1)
+        for run in runs
+        for p in range(URLS_PER_RUN)
+    )
+    Attempt.objects.bulk_create(
+        Attempt(
+            url_decision=decision,
+            position=a,
+            command="summarize",
+            argv=["summarize", decision.url],
+            outcome="failed" if a == 0 else "success",
+            exit_code=1 if a == 0 else 0,
+        )
+        for decision in decisions
+        for a in range(ATTEMPTS_PER_URL)
+    )
+    return runs
+
+
+def queries_for(action) -> tuple[int, object]:
+    with CaptureQueriesContext(connection) as captured:
+        result = action()
+    return len(captured.captured_queries), result
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        HistoryFilters(),
+        HistoryFilters(outcome="success", channel="telegram"),
+        HistoryFilters(url="example.com", q="links", session_key="agent:main"),
+    ],
+    ids=["none", "outcome-channel", "url-text-prefix"],
+)
+def test_decision_list_query_count_is_constant(filters) -> None:
+    make_runs(1)
+    few, page = queries_for(lambda: decision_list(filters=filters, limit=50))
+    assert len(page.items) == 1
+    make_runs(39)
+    many, page = queries_for(lambda: decision_list(filters=filters, limit=50))
+    assert len(page.items) == 40
+    assert few == many == 1
+    # Reading the summary fields of every item costs nothing more.
+    extra, _ = queries_for(
+        lambda: [(r.outcome, r.channel, r.url_count, r.duration_ms) for r in page.items]
+    )
+    assert extra == 0
+
+
+def test_decision_list_next_page_is_one_query_too() -> None:
+    make_runs(40)
+    first = decision_list(filters=HistoryFilters(), limit=15)
+    assert first.next_cursor
+    count, second = queries_for(
+        lambda: decision_list(filters=HistoryFilters(), cursor=first.next_cursor, limit=15)
+    )
+    assert count == 1
+    assert len(second.items) == 15
+    assert not {r.pk for r in first.items} & {r.pk for r in second.items}
+
+
+def test_decision_get_and_record_query_count_is_constant() -> None:
+    (small,) = make_runs(1)
+    few, record = queries_for(lambda: decision_record(decision_get(run_id=small.pk)))
+    assert len(record["links"]["urls"]) == URLS_PER_RUN
+    runs = make_runs(40)
+    big = runs[-1]
+    # A run with many more URLs and attempts than the first one.
+    extra = UrlDecision.objects.bulk_create(
+        UrlDecision(run=big, position=p, url=f"https://example.org/{p}")
+        for p in range(URLS_PER_RUN, 20)
+    )
+    Attempt.objects.bulk_create(
+        Attempt(url_decision=d, position=a, command="x", outcome="failed")
+        for d in extra
+        for a in range(4)
+    )
+    many, record = queries_for(lambda: decision_record(decision_get(run_id=big.pk)))
+    assert few == many == 3
+    urls = record["links"]["urls"]
+    assert len(urls) == 20
+    assert [len(url["attempts"]) for url in urls[:URLS_PER_RUN]] == [2, 2, 2]
+    assert urls[0]["chosen"]["outcome"] == "success"
+    assert urls[0]["attempts"][0]["exitCode"] == 1
+    assert [url["url"] for url in urls[:2]] == [
+        f"https://example.com/{big.pk}/0",
+        f"https://example.com/{big.pk}/1",
+    ]
