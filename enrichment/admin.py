@@ -3,6 +3,7 @@ read-only decision log."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -14,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
+from enrichment.config_store import FETCH_FIELDS, LINK_FIELDS, SSRF_FLAGS
 from enrichment.models import (
     Agent,
     Attempt,
@@ -23,6 +25,9 @@ from enrichment.models import (
     ScopeRule,
     UrlDecision,
 )
+from enrichment.pipeline.config import ConfigError, parse_config
+from enrichment.pipeline.media_config import parse_media_config
+from enrichment.pipeline.policy import parse_tool_policy
 from enrichment.pipeline.scope import normalize_chat_type
 from enrichment.pipeline.templates import find_template_errors
 
@@ -50,6 +55,12 @@ class LinkModelForm(forms.ModelForm):
         model = LinkModel
         fields = ("position", "command", "args", "timeout_seconds")
 
+    def clean_timeout_seconds(self) -> int | None:
+        value: int | None = self.cleaned_data.get("timeout_seconds")
+        if value is not None and value < 1:
+            raise forms.ValidationError("must be at least 1")
+        return value
+
     def clean_command(self) -> str:
         command = (self.cleaned_data.get("command") or "").strip()
         if not command:
@@ -72,6 +83,108 @@ class LinkModelForm(forms.ModelForm):
         if problems:
             raise forms.ValidationError(problems)
         return args
+
+
+class OpenClawBlocksFormMixin(forms.ModelForm):
+    """Validate the ``media`` and ``tool_policy`` JSON fields with the core parsers, so the
+    admin rejects what ``PUT /api/config`` rejects and shows the path-named errors on the
+    field itself (``tools.byProvider["openai"].profile: unknown profile "x"``)."""
+
+    def block_path(self) -> str:
+        """Where this row's ``tools`` object sits in the OpenClaw document."""
+        return "tools"
+
+    def clean_tool_policy(self) -> Any:
+        value = self.cleaned_data.get("tool_policy")
+        if value is None or value == "":
+            return {}  # a blank field means "no policy"; the column itself is not nullable
+        path = self.block_path()
+        errors = parse_tool_policy(value, path, agent=path.startswith("agents"))[1]
+        if errors:
+            raise forms.ValidationError([f"{where}: {message}" for where, message in errors])
+        return value
+
+    def clean_media(self) -> Any:
+        value = self.cleaned_data.get("media")
+        if value is None:
+            return None
+        issues = parse_media_config(value, f"{self.block_path()}.media")[1]
+        if issues:
+            raise forms.ValidationError([str(issue) for issue in issues])
+        return value
+
+
+def _present(
+    cleaned: dict[str, Any], pairs: Sequence[tuple[str, str]], prefix: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The document keys these form values would store, and document path → form field."""
+    block = {
+        key: cleaned[field]
+        for key, field in pairs
+        if cleaned.get(field) is not None and cleaned.get(field) != ""
+    }
+    return block, {f"{prefix}.{key}": field for key, field in pairs}
+
+
+class CoreScalarsMixin(forms.ModelForm):
+    """Run the core validator over the plain settings of this form (links, fetch, SSRF), so
+    a value the core refuses (``timeoutSeconds`` 0, a bad allowed hostname …) is an error on
+    its field instead of a stored config that fails every run."""
+
+    def scalar_document(self, cleaned: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        links, paths = _present(cleaned, LINK_FIELDS, "tools.links")
+        fetch, fetch_paths = _present(cleaned, FETCH_FIELDS, "tools.web.fetch")
+        ssrf, ssrf_paths = _present(cleaned, SSRF_FLAGS, "tools.web.fetch.ssrfPolicy")
+        if cleaned.get("ssrf_allowed_hostnames") not in (None, "", []):
+            ssrf["allowedHostnames"] = cleaned["ssrf_allowed_hostnames"]
+        # The core names the policy object, not the key, for a bad hostname entry.
+        paths |= fetch_paths | ssrf_paths
+        paths["tools.web.fetch.ssrfPolicy"] = "ssrf_allowed_hostnames"
+        if ssrf:
+            fetch["ssrfPolicy"] = ssrf
+        return {"tools": {"links": links, "web": {"fetch": fetch}}}, paths
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        if cleaned is None:
+            return cleaned
+        document, paths = self.scalar_document(cleaned)
+        try:
+            parse_config(document)
+        except ConfigError as exc:
+            for issue in exc.errors:
+                field = paths.get(issue.path)
+                if field in self.fields and field not in self.errors:
+                    self.add_error(field, str(issue))
+        return cleaned
+
+
+class AgentScalarsMixin(CoreScalarsMixin):
+    def scalar_document(self, cleaned: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        links, paths = _present(cleaned, LINK_FIELDS, "agents.list[0].tools.links")
+        return {"agents": {"list": [{"id": "agent", "tools": {"links": links}}]}}, paths
+
+
+class AgentInlineForm(AgentScalarsMixin):
+    class Meta:
+        model = Agent
+        fields = ("position", "agent_id")  # the inline's fields add the rest
+
+
+class EnrichmentConfigForm(CoreScalarsMixin, OpenClawBlocksFormMixin):
+    class Meta:
+        model = EnrichmentConfig
+        fields = ("media", "tool_policy")  # the admin's fieldsets add the rest
+
+
+class AgentForm(AgentScalarsMixin, OpenClawBlocksFormMixin):
+    class Meta:
+        model = Agent
+        fields = ("position", "media", "tool_policy")  # the admin's fields add the rest
+
+    def block_path(self) -> str:
+        position = self.cleaned_data.get("position", self.instance.position)
+        return f"agents.list[{position}].tools"
 
 
 class OrderedInline(admin.TabularInline):
@@ -102,6 +215,7 @@ class LinkModelInline(OrderedInline):
 
 class AgentInline(admin.TabularInline):
     model = Agent
+    form = AgentInlineForm
     extra = 0
     fields = (
         "position",
@@ -164,6 +278,7 @@ class RenumberingAdmin(admin.ModelAdmin):
 @admin.register(EnrichmentConfig)
 class EnrichmentConfigAdmin(RenumberingAdmin):
     list_display = ("name", "is_active", "updated_at", "test_link")
+    form = EnrichmentConfigForm
     inlines = [ScopeRuleInline, LinkModelInline, AgentInline]
     fieldsets = [
         (None, {"fields": ("name", "is_active", "test_link")}),
@@ -224,6 +339,7 @@ class EnrichmentConfigAdmin(RenumberingAdmin):
 @admin.register(Agent)
 class AgentAdmin(RenumberingAdmin):
     list_display = ("agent_id", "config", "override_scope", "override_models")
+    form = AgentForm
     inlines = [ScopeRuleInline, LinkModelInline]
     fields = (
         "config",
