@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+
+from enrichment.views import overview
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "controlui/home.html", {})
+    """The dashboard's landing page is the enrichment overview."""
+    return overview(request)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils.dateparse import parse_datetime
@@ -99,16 +99,15 @@ class HistoryFilters:
 
 
 def parse_instant(name: str, raw: str) -> datetime:
-    from django.utils import timezone
-
+    """An ISO 8601 instant; one without an offset is read as UTC (what the forms say)."""
     value = parse_datetime(raw)
     if value is None:
         try:
             value = datetime.fromisoformat(raw)
         except ValueError:
             raise InvalidInput(f"{name}: not an ISO 8601 date/time: {raw!r}") from None
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.UTC)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
     return value
 
 
@@ -127,6 +126,25 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         raise InvalidInput("cursor: not a cursor returned by this API") from None
 
 
+def older_than(created: datetime, pk: int) -> Q:
+    """Runs after (created, pk) in history order (newest first).
+
+    The leading ``created_at <=`` is implied by the OR but is what lets the database start
+    the index scan at the cursor: without it PostgreSQL walked the history index from the
+    newest run and filtered, so page 10,000 read 500,000 index entries (EXPLAIN ANALYZE).
+    """
+    return Q(created_at__lte=created) & (
+        Q(created_at__lt=created) | Q(created_at=created, id__lt=pk)
+    )
+
+
+def newer_than(created: datetime, pk: int) -> Q:
+    """Runs before (created, pk) in history order; the mirror of ``older_than``."""
+    return Q(created_at__gte=created) & (
+        Q(created_at__gt=created) | Q(created_at=created, id__gt=pk)
+    )
+
+
 @dataclass(frozen=True)
 class HistoryPage:
     items: list[Run]
@@ -142,7 +160,7 @@ def decision_list(
     runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
     if cursor:
         created, pk = decode_cursor(cursor)
-        runs = runs.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=pk))
+        runs = runs.filter(older_than(created, pk))
     items = list(runs[: limit + 1])
     has_more = len(items) > limit
     items = items[:limit]
@@ -168,13 +186,13 @@ def decision_neighbours(*, run: Run, filters: HistoryFilters) -> tuple[int | Non
     """(newer run id, older run id) within the filtered history, for prev/next links."""
     base = filters.apply(Run.objects.all())
     newer = (
-        base.filter(Q(created_at__gt=run.created_at) | Q(created_at=run.created_at, id__gt=run.pk))
+        base.filter(newer_than(run.created_at, run.pk))
         .order_by("created_at", "id")
         .values_list("id", flat=True)
         .first()
     )
     older = (
-        base.filter(Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, id__lt=run.pk))
+        base.filter(older_than(run.created_at, run.pk))
         .order_by("-created_at", "-id")
         .values_list("id", flat=True)
         .first()
@@ -190,7 +208,5 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     of a million runs never holds more than one chunk)."""
     runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
     if after is not None:
-        runs = runs.filter(
-            Q(created_at__lt=after.created_at) | Q(created_at=after.created_at, id__lt=after.pk)
-        )
+        runs = runs.filter(older_than(after.created_at, after.pk))
     return list(runs[:EXPORT_CHUNK])

@@ -450,3 +450,14 @@ def test_enrich_uses_agent_override(user_client, staff_client) -> None:
     ).json()
     assert result["links"]["outcome"] == "disabled"
     assert Run.objects.get(pk=result["runId"]).agent_id == "quiet"
+
+
+def test_decisions_since_without_offset_is_read_as_utc(user_client) -> None:
+    now = timezone.now()
+    old = make_run(created_at=now - timedelta(hours=5))
+    new = make_run(created_at=now)
+    naive = (now - timedelta(hours=1)).replace(tzinfo=None).isoformat(timespec="seconds")
+    response = user_client.get("/api/decisions", {"since": naive})
+    assert response.status_code == 200
+    assert [item["runId"] for item in response.json()["items"]] == [new.pk]
+    assert old.pk not in [item["runId"] for item in response.json()["items"]]

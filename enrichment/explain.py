@@ -1,0 +1,173 @@
+"""The explain page's read: what a real run would decide for a message, without running a CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from enrichment import services
+from enrichment.models import Run
+from enrichment.pipeline.config import (
+    Config,
+    ConfigError,
+    config_to_dict,
+    effective_links_config,
+    parse_config,
+)
+from enrichment.pipeline.linkrun import LinkPlan, explain_links
+from enrichment.pipeline.links import bare_tokens, trim_trailing_punctuation
+from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
+from enrichment.pipeline.ssrf import SsrfPolicy, check_url
+from enrichment.pipeline.templates import MessageContext
+
+OUTCOME_TEXT = {
+    "run": "CLI entries would run for the allowed links.",
+    "disabled": "Link understanding is disabled for this agent; nothing would run.",
+    "scope-deny": "The scope denies this message; nothing would run.",
+    "no-links": "No links were detected; nothing would run.",
+    "skipped": "Every link is blocked, or no CLI entry is configured; nothing would run.",
+}
+
+
+@dataclass(frozen=True)
+class ExplainQuery:
+    message: str
+    channel: str = ""
+    chat_type: str = ""
+    session_key: str = ""
+    agent_id: str = ""
+    resolve_dns: bool = True
+
+    def context(self) -> MessageContext:
+        return MessageContext(
+            body=self.message,
+            channel=self.channel or None,
+            chat_type=self.chat_type or None,
+            session_key=self.session_key or None,
+            agent_id=self.agent_id or None,
+        )
+
+
+@dataclass(frozen=True)
+class ScopeRuleRow:
+    index: int
+    action: str
+    match: dict[str, object]
+    matched: bool
+
+
+@dataclass(frozen=True)
+class Explanation:
+    query: ExplainQuery
+    plan: dict[str, Any]  # LinkPlan.to_dict()
+    outcome_text: str
+    scope_default: str | None  # None: no scope configured (every message allowed)
+    scope_rules: list[ScopeRuleRow]
+    links_config: dict[str, Any]  # the effective tools.links block after agent overrides
+    agent_known: bool
+    # URLs in the message that detection drops because their host is blocked as written
+    # (a private or special address): a real run never lists them, the page explains why.
+    ignored_urls: list[dict[str, Any]]
+
+
+def explain_message(query: ExplainQuery) -> Explanation:
+    """Verdicts, scope decision and per-entry argv for ``query`` under the stored config.
+
+    Synchronous on purpose: DNS (when asked for) happens in the calling thread, like the
+    SSRF check of a real run, but no CLI is started and nothing is stored.
+    """
+    config, _document = services.config_load()
+    links = effective_links_config(config, query.agent_id or None)
+    plan: LinkPlan = explain_links(
+        links,
+        query.context(),
+        policy=config.web_fetch.ssrf_policy,
+        resolve=services.resolve_host if query.resolve_dns else None,
+    )
+    scope = scope_document(links.scope)
+    rules = [
+        ScopeRuleRow(
+            index=index,
+            action=str(rule["action"]),
+            match=dict(rule["match"]),
+            matched=index == plan.scope.matched_rule,
+        )
+        for index, rule in enumerate(scope["rules"] if scope else [])
+    ]
+    return Explanation(
+        query=query,
+        plan=plan.to_dict(),
+        outcome_text=OUTCOME_TEXT.get(plan.outcome, plan.outcome),
+        scope_default=str(scope["default"]) if scope else None,
+        scope_rules=rules,
+        links_config=links_block(config, query.agent_id),
+        agent_known=not query.agent_id or any(a.id == query.agent_id for a in config.agents),
+        ignored_urls=ignored_urls(
+            query.message, {url.url for url in plan.urls}, config.web_fetch.ssrf_policy
+        ),
+    )
+
+
+MAX_IGNORED = 10
+
+
+def ignored_urls(message: str, detected: set[str], policy: SsrfPolicy) -> list[dict[str, Any]]:
+    """URL-looking tokens that link detection skipped, with the SSRF verdict that skipped them.
+
+    Detection checks hosts as written (no DNS), so the same literal check is repeated here.
+    """
+    result: list[dict[str, Any]] = []
+    seen = set(detected)
+    for raw in bare_tokens(message):
+        token = trim_trailing_punctuation(raw)
+        if token in seen:
+            continue
+        seen.add(token)
+        verdict = check_url(token, policy)
+        if verdict.blocked:
+            result.append(
+                {
+                    "url": token,
+                    "blocked": True,
+                    "reason": verdict.reason,
+                    "host": verdict.host,
+                    "addresses": list(verdict.addresses),
+                }
+            )
+        if len(result) >= MAX_IGNORED:
+            break
+    return result
+
+
+def scope_document(scope: ScopeConfig | None) -> dict[str, Any] | None:
+    """The scope in its OpenClaw shape (``{"default", "rules": [{"action", "match"}]}``)."""
+    return dict(scope_to_dict(scope)) if scope is not None else None
+
+
+def links_block(config: Config, agent_id: str | None) -> dict[str, Any]:
+    """The effective ``tools.links`` block in its OpenClaw shape."""
+    effective = dataclasses.replace(Config(), links=effective_links_config(config, agent_id))
+    block: dict[str, Any] = config_to_dict(effective)["tools"]["links"]
+    return block
+
+
+def matched_scope_rule(run: Run) -> dict[str, Any] | None:
+    """The scope rule a stored run matched, read from the config snapshot it ran with.
+
+    ``run.matched_rule`` indexes the *effective* rules (after the agent's override), so the
+    snapshot is parsed and the agent's links block applied before looking it up. Returns
+    ``{"index", "action", "match"}``, or None when no rule matched or the snapshot no longer
+    parses (the index is still shown by the page).
+    """
+    if run.matched_rule is None:
+        return None
+    try:
+        config = parse_config(run.config_snapshot or {})
+    except ConfigError:
+        return None
+    document = scope_document(effective_links_config(config, run.agent_id or None).scope)
+    if document is None or not 0 <= run.matched_rule < len(document["rules"]):
+        return None
+    rule = document["rules"][run.matched_rule]
+    return {"index": run.matched_rule, "action": rule["action"], "match": rule["match"]}

@@ -1,0 +1,228 @@
+"""Dashboard pages of the enrichment area: overview, decision history, run detail, explain."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from controlui.errors import InvalidInput, NotFound
+from enrichment import selectors, stats
+from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
+from enrichment.models import Run
+
+HISTORY_PAGE_SIZE = 50
+# The "Newer" link walks back through the cursors of the pages seen before; the trail is
+# capped so a long session of paging cannot grow the URL without bound ("First page" is
+# always there).
+MAX_TRAIL = 40
+TRAIL_SEPARATOR = "."  # never in a cursor (URL-safe base64)
+FIRST_PAGE = "~"  # the first page's place in the trail (no cursor); never a cursor either
+CHAT_TYPES = ("direct", "group", "channel")
+MAX_EXPLAIN_MESSAGE = 20_000
+
+
+@require_GET
+def overview(request: HttpRequest) -> HttpResponse:
+    data = stats.overview(period_key=request.GET.get("period"))
+    context = {
+        "data": data,
+        "periods": list(stats.PERIODS.values()),
+        "outcomes": stats.CHART_OUTCOMES,
+        "y_ticks": _y_ticks(data.chart),
+    }
+    return render(request, "enrichment/overview.html", context)
+
+
+def _y_ticks(chart: stats.OutcomeChart) -> list[dict[str, float]]:
+    if chart.peak == 0:
+        return []
+    values = sorted({0, chart.peak // 2, chart.peak})
+    plot_height = chart.plot_bottom - chart.plot_top
+    return [
+        {"value": value, "y": round(chart.plot_bottom - plot_height * value / chart.peak, 2)}
+        for value in values
+    ]
+
+
+@dataclass(frozen=True)
+class HistoryNavigation:
+    is_first_page: bool
+    older_query: str | None
+    newer_query: str | None
+    first_query: str
+
+
+def _history_navigation(
+    filter_params: dict[str, str], cursor: str, trail: list[str], next_cursor: str | None
+) -> HistoryNavigation:
+    def query(cursor: str, trail: list[str]) -> str:
+        params = dict(filter_params)
+        if cursor and cursor != FIRST_PAGE:
+            params["cursor"] = cursor
+        if trail:
+            params["trail"] = TRAIL_SEPARATOR.join(trail)
+        return urlencode(params)
+
+    older = None
+    if next_cursor:
+        older = query(next_cursor, [*trail, cursor or FIRST_PAGE][-MAX_TRAIL:])
+    newer = None
+    if cursor:
+        # Without a trail (a shared or hand-made link) "Newer" goes to the first page.
+        newer = query(trail[-1], trail[:-1]) if trail else query(FIRST_PAGE, [])
+    return HistoryNavigation(
+        is_first_page=not cursor,
+        older_query=older,
+        newer_query=newer,
+        first_query=urlencode(filter_params),
+    )
+
+
+def _page_size(raw: str | None) -> int:
+    if not raw:
+        return HISTORY_PAGE_SIZE
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidInput(f"limit: not a whole number: {raw!r}") from None
+
+
+@require_GET
+def decision_history(request: HttpRequest) -> HttpResponse:
+    params = request.GET.dict()
+    cursor = params.get("cursor", "")
+    trail = params["trail"].split(TRAIL_SEPARATOR) if params.get("trail") else []
+    context: dict[str, Any] = {
+        "form": params,
+        "outcomes": Run.Outcome.values,
+        "chat_types": CHAT_TYPES,
+    }
+    try:
+        filters = selectors.HistoryFilters.from_params(params)
+        limit = _page_size(params.get("limit"))
+        page = selectors.decision_list(filters=filters, cursor=cursor or None, limit=limit)
+    except InvalidInput as exc:
+        context["error"] = exc.detail
+        return render(request, "enrichment/history.html", context, status=400)
+    filter_params = filters.as_params()
+    if limit != HISTORY_PAGE_SIZE:
+        filter_params["limit"] = str(limit)
+    filter_query = urlencode(filters.as_params())
+    context.update(
+        filters=filters,
+        page=page,
+        has_filters=bool(filters.as_params()),
+        filter_query=filter_query,
+        navigation=_history_navigation(filter_params, cursor, trail, page.next_cursor),
+        since_value=_datetime_local(filters.since),
+        until_value=_datetime_local(filters.until),
+    )
+    return render(request, "enrichment/history.html", context)
+
+
+def _datetime_local(value: Any) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M") if value else ""
+
+
+@dataclass(frozen=True)
+class BodyParts:
+    original: str
+    kept: str  # the part of the enriched body that is the (trimmed) original
+    added: str  # what enrichment appended; "" when nothing was
+
+
+def body_parts(run: Run) -> BodyParts:
+    """Split the enriched body into the original it starts with and the appended envelope."""
+    trimmed = run.original_body.strip()
+    enriched = run.enriched_body
+    if trimmed and enriched.startswith(trimmed):
+        return BodyParts(run.original_body, trimmed, enriched[len(trimmed) :])
+    if not trimmed and enriched:
+        return BodyParts(run.original_body, "", enriched)
+    return BodyParts(run.original_body, enriched, "")
+
+
+def _media_rows(run: Run) -> list[list[tuple[str, str]]]:
+    rows = []
+    for item in run.media or []:
+        if isinstance(item, dict):
+            rows.append([(str(key), _plain(value)) for key, value in item.items()])
+        else:
+            rows.append([("value", _plain(item))])
+    return rows
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+@require_GET
+def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        filters = selectors.HistoryFilters.from_params(request.GET.dict())
+        run = selectors.decision_get(run_id=run_id)
+    except NotFound:
+        raise Http404(f"No run with id {run_id}.") from None
+    except InvalidInput as exc:
+        return render(request, "enrichment/detail.html", {"error": exc.detail}, status=400)
+    newer, older = selectors.decision_neighbours(run=run, filters=filters)
+    url_rows = list(run.url_decisions.all())
+    context = {
+        "run": run,
+        "body": body_parts(run),
+        "urls": [
+            {"row": row, "host": stats.url_host(row.url), "attempts": list(row.attempts.all())}
+            for row in url_rows
+        ],
+        "matched_rule": matched_scope_rule(run),
+        "media_rows": _media_rows(run),
+        "filter_query": urlencode(filters.as_params()),
+        "newer_id": newer,
+        "older_id": older,
+    }
+    return render(request, "enrichment/detail.html", context)
+
+
+def _explain_query(params: dict[str, str]) -> ExplainQuery:
+    message = params.get("message", "").strip()
+    if len(message) > MAX_EXPLAIN_MESSAGE:
+        raise InvalidInput(f"message: longer than {MAX_EXPLAIN_MESSAGE} characters")
+    return ExplainQuery(
+        message=message,
+        channel=params.get("channel", "").strip()[:100],
+        chat_type=params.get("chatType", "").strip()[:20],
+        session_key=params.get("sessionKey", "").strip()[:300],
+        agent_id=params.get("agentId", "").strip()[:100],
+        # A hidden "off" comes before the checkbox, so the last value wins when checked and
+        # a first visit (no parameter at all) resolves DNS.
+        resolve_dns=request_flag(params.get("dns", "on")),
+    )
+
+
+def request_flag(raw: str) -> bool:
+    return raw.lower() in ("on", "1", "true", "yes")
+
+
+@require_GET
+def explain(request: HttpRequest) -> HttpResponse:
+    context: dict[str, Any] = {"chat_types": CHAT_TYPES}
+    try:
+        query = _explain_query(request.GET.dict())
+        context["query"] = query
+        if query.message:
+            result = explain_message(query)
+            context["result"] = result
+            context["links_config_json"] = json.dumps(result.links_config, indent=2)
+    except InvalidInput as exc:
+        context["error"] = exc.detail
+        context.setdefault("query", ExplainQuery(message=""))
+        return render(request, "enrichment/explain.html", context, status=400)
+    return render(request, "enrichment/explain.html", context)
