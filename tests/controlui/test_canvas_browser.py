@@ -7,26 +7,15 @@ are plain (non-async) tests.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser import chromium, save_screenshot
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOT = ROOT / "artifacts" / "screenshots" / "preview.png"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CANVAS_HTML = """<!doctype html>
 <body style="background:#e6f4ea;font-family:sans-serif">
 <h1 id="doc">Canvas document</h1>
@@ -53,37 +42,25 @@ DOCUMENT_SRC = "/__openclaw__/canvas/documents/cv_browser/index.html"
 
 @pytest.fixture
 def browser_page(live) -> Iterator[tuple[Any, list[str]]]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing; CI needs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (make browser installs it)")
-    from playwright.sync_api import sync_playwright
-
     cookies = live.login_cookies()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 1100})
+        context.add_cookies(
+            [
+                {"name": name, "value": value, "url": live.base_url}
+                for name, value in cookies.items()
+            ]
         )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 1100})
-            context.add_cookies(
-                [
-                    {"name": name, "value": value, "url": live.base_url}
-                    for name, value in cookies.items()
-                ]
-            )
-            response = context.request.post(
-                live.base_url + "/api/canvas/documents",
-                data=json.dumps({"viewId": "cv_browser", "title": "Board", "html": CANVAS_HTML}),
-                headers={"Content-Type": "application/json", "X-CSRFToken": cookies["csrftoken"]},
-            )
-            assert response.status in (200, 201), response.text()
-            page = context.new_page()
-            dialogs: list[str] = []
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            yield page, dialogs
-        finally:
-            browser.close()
+        response = context.request.post(
+            live.base_url + "/api/canvas/documents",
+            data=json.dumps({"viewId": "cv_browser", "title": "Board", "html": CANVAS_HTML}),
+            headers={"Content-Type": "application/json", "X-CSRFToken": cookies["csrftoken"]},
+        )
+        assert response.status in (200, 201), response.text()
+        page = context.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        yield page, dialogs
 
 
 def test_preview_renders_a_rich_message_safely(live, browser_page) -> None:
@@ -127,9 +104,7 @@ def test_preview_renders_a_rich_message_safely(live, browser_page) -> None:
     assert heading.get_attribute("data-ran") == "yes"
     assert heading.get_attribute("data-parent") == "isolated"
 
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000
+    assert save_screenshot(page, "preview.png").stat().st_size > 10_000
 
 
 def test_store_then_open_the_stored_message(live, browser_page) -> None:

@@ -9,29 +9,17 @@ explain a private URL. Screenshots land in ``artifacts/screenshots/``.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.browser import chromium, save_screenshot
 from tests.enrichment.conftest import summarizer_config
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 HISTORY_CHANNEL = "browser-history"
 # 55 runs on one channel: more than one page of the default 50.
 MAKE_HISTORY = f"""
@@ -55,28 +43,13 @@ Run.objects.bulk_create(
 
 
 def screenshot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / name
-    page.screenshot(path=str(path), full_page=True)
-    assert path.stat().st_size > 10_000
+    assert save_screenshot(page, name).stat().st_size > 10_000
 
 
 @pytest.fixture
 def browser_context(live) -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing; CI needs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing (make browser installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser.new_context(viewport={"width": 1280, "height": 1000})
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser.new_context(viewport={"width": 1280, "height": 1000})
 
 
 def log_in(page: Any, live: Any) -> None:

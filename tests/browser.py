@@ -1,0 +1,53 @@
+"""Headless Debian chromium through Playwright's sync API, shared by the browser tests.
+
+Never a downloaded browser: ``make browser`` (called by ``make test``) installs Debian's
+``chromium``. Without it a local run skips the browser tests; CI fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+# Without the background-networking flags chromium keeps dialling Google on this closed network.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A launched headless browser, closed afterwards."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing; CI needs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing (make browser installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def save_screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / name
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
