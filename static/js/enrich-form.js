@@ -9,17 +9,8 @@
 
   var FIELDS = ["channel", "chatType", "sessionKey"];
 
-  function socketUrl(path) {
-    var scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-    return scheme + "//" + window.location.host + path;
-  }
-
-  function element(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  var socketUrl = window.ControlUI.socketUrl;
+  var element = window.ControlUI.element;
 
   function start(form) {
     var progress = document.getElementById("enrich-progress");

@@ -10,17 +10,8 @@
   var MAX_ITEMS = 50;
   var MAX_DELAY_MS = 15000;
 
-  function socketUrl(path) {
-    var scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-    return scheme + "//" + window.location.host + path;
-  }
-
-  function element(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  var socketUrl = window.ControlUI.socketUrl;
+  var element = window.ControlUI.element;
 
   function detailUrl(template, runId) {
     // The template is the reversed URL of run 0, e.g. "/decisions/0/".

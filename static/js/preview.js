@@ -20,12 +20,7 @@
   var DEBOUNCE_MS = 250;
   var MAX_INLINE_DEPTH = 4;
 
-  function element(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  var element = window.ControlUI.element;
 
   function httpUrl(raw) {
     try {
