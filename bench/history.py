@@ -1,0 +1,627 @@
+"""Decision-log history benchmark. Run: .venv/bin/python bench/history.py [--backend both]
+
+Seeds a decision log of ``--runs`` runs (default 1,000,000; each with 1-3 URL decisions of
+1-2 attempts, spread over 30 days, channels slack/discord/telegram/webchat, every outcome)
+into a SQLite file (``var/bench/history.sqlite3``) and/or a PostgreSQL database
+(``controlui_bench`` on 127.0.0.1), then times the history reads in-process with Django's
+test ``Client`` (server time: URL routing, middleware incl. the session lookup, queries,
+serialisation or template rendering; no network).
+
+Seeding bypasses the ORM: migrations run first (``manage.py migrate`` in a subprocess with
+``DATABASE_URL`` set), then secondary indexes are dropped, rows are bulk-loaded (COPY on
+PostgreSQL, ``executemany`` on SQLite) and the indexes are rebuilt — all in one transaction,
+so an interrupted seed leaves the previous state. A database already holding exactly
+``--runs`` runs is reused unless ``--reseed`` is given.
+
+Targets (PostgreSQL): p95 <= 50 ms for the API reads, p95 <= 80 ms for the HTML pages.
+SQLite figures are printed for comparison with the same targets beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SQLITE_PATH = ROOT / "var" / "bench" / "history.sqlite3"
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+PG_DATABASE = "controlui_bench"
+API_TARGET_MS = 50.0
+HTML_TARGET_MS = 80.0
+CHUNK_RUNS = 20_000
+SCENARIO_BUDGET_S = 30.0
+SPAN = timedelta(days=30)
+SEED = 20261122
+
+CHANNELS = ("slack", "discord", "telegram", "webchat")
+CHANNEL_WEIGHTS = (40, 25, 20, 15)
+AGENTS = ("main", "support", "ops", "research", "sales")
+CHAT_TYPES = ("direct", "group", "channel")
+OUTCOMES = (
+    "success",
+    "no-links",
+    "scope-deny",
+    "error",
+    "skipped",
+    "disabled",
+    "interrupted",
+    "running",
+)
+OUTCOME_WEIGHTS = (55, 18, 8, 8, 5, 4, 1.5, 0.5)
+HOSTS = (
+    "docs.example.com",
+    "github.example.org",
+    "news.example.net",
+    "en.wikipedia.example",
+    "api.example.io",
+    "blog.example.com",
+    "status.example.dev",
+    "shop.example.co.uk",
+)
+_WORDS_TEXT = (
+    "the gateway reads each message and may fetch a page before agent answers we should deploy "
+    "tomorrow after review can you check why build failed on main looks like flaky test again "
+    "thanks I think config needs new timeout value please see logs attached it works for me "
+    "locally but not in staging let us discuss in standup invoice customer refund shipping "
+    "latency dashboard outage incident rollback migration postgres redis cache quota billing "
+    "onboarding release notes roadmap feature flag experiment metrics alert pager rotation"
+)
+WORDS = tuple(_WORDS_TEXT.split())
+
+RUN_COLUMNS = (
+    "id",
+    "created_at",
+    "finished_at",
+    "message_id",
+    "channel",
+    "chat_type",
+    "session_key",
+    "agent_id",
+    "original_body",
+    "enriched_body",
+    "outcome",
+    "error",
+    "matched_rule",
+    "duration_ms",
+    "url_count",
+    "config_snapshot",
+    "media",
+    "owner",
+)
+URL_COLUMNS = (
+    "id",
+    "run_id",
+    "position",
+    "url",
+    "blocked",
+    "reason",
+    "addresses",
+    "chosen_position",
+    "summary",
+)
+ATTEMPT_COLUMNS = (
+    "id",
+    "url_decision_id",
+    "position",
+    "type",
+    "command",
+    "argv",
+    "outcome",
+    "reason",
+    "exit_code",
+    "duration_ms",
+    "stdout_bytes",
+    "stderr_tail",
+)
+TABLES = {
+    "enrichment_run": RUN_COLUMNS,
+    "enrichment_urldecision": URL_COLUMNS,
+    "enrichment_attempt": ATTEMPT_COLUMNS,
+}
+SNAPSHOT = json.dumps(
+    {
+        "tools": {
+            "links": {
+                "models": [
+                    {
+                        "type": "cli",
+                        "command": "link-understand",
+                        "args": ["--url", "{{LinkUrl}}", "--format", "markdown"],
+                    }
+                ]
+            }
+        }
+    }
+)
+
+
+# --- Synthetic decision log ----------------------------------------------------------------
+
+
+@dataclass
+class Chunk:
+    runs: list[tuple[Any, ...]]
+    urls: list[tuple[Any, ...]]
+    attempts: list[tuple[Any, ...]]
+
+
+class LogGenerator:
+    """Deterministic rows in table-column order; ids ascend with (roughly) created_at."""
+
+    def __init__(self, total: int, *, for_sqlite: bool) -> None:
+        self.total = total
+        self.for_sqlite = for_sqlite
+        self.rng = random.Random(SEED)
+        self.start = datetime(2026, 10, 1, tzinfo=UTC)
+        self.step = SPAN.total_seconds() / total
+        self.url_id = 0
+        self.attempt_id = 0
+        self.chats = {
+            channel: [f"{channel[:2]}{self.rng.randrange(10**6, 10**7)}" for _ in range(3000)]
+            for channel in CHANNELS
+        }
+
+    def stamp(self, value: datetime) -> Any:
+        # Django's SQLite adapter stores UTC datetimes as str(naive value).
+        return str(value.replace(tzinfo=None)) if self.for_sqlite else value
+
+    def flag(self, value: bool) -> Any:
+        return int(value) if self.for_sqlite else value
+
+    def text(self, words: int) -> str:
+        return " ".join(self.rng.choices(WORDS, k=words))
+
+    def chunks(self) -> Iterator[Chunk]:
+        for first in range(1, self.total + 1, CHUNK_RUNS):
+            chunk = Chunk([], [], [])
+            for run_id in range(first, min(first + CHUNK_RUNS, self.total + 1)):
+                self.add_run(chunk, run_id)
+            yield chunk
+
+    def add_run(self, chunk: Chunk, run_id: int) -> None:
+        rng = self.rng
+        created = self.start + timedelta(seconds=(run_id + rng.uniform(-2, 2)) * self.step)
+        channel = rng.choices(CHANNELS, CHANNEL_WEIGHTS)[0]
+        agent = rng.choice(AGENTS)
+        chat = rng.choice(self.chats[channel])
+        outcome = rng.choices(OUTCOMES, OUTCOME_WEIGHTS)[0]
+        url_total = rng.choices((1, 2, 3), (60, 30, 10))[0]
+        urls = [
+            f"https://{rng.choice(HOSTS)}/{rng.choice(WORDS)}/{rng.randrange(10**6)}"
+            for _ in range(url_total)
+        ]
+        body = f"{self.text(14)} {' '.join(urls)} {self.text(10)} ref-{rng.randrange(10**6)}"
+        summaries = [self.add_url(chunk, run_id, i, url, outcome) for i, url in enumerate(urls)]
+        enriched = ""
+        if outcome == "success":
+            enriched = body + "".join(
+                f"\n\n[{u}]\n{s}" for u, s in zip(urls, summaries, strict=True) if s
+            )
+        duration = rng.randrange(20, 9000)
+        finished = None if outcome == "running" else created + timedelta(milliseconds=duration)
+        chunk.runs.append(
+            (
+                run_id,
+                self.stamp(created),
+                self.stamp(finished) if finished else None,
+                f"msg-{run_id}",
+                channel,
+                rng.choice(CHAT_TYPES),
+                f"agent:{agent}:{channel}:{chat}",
+                agent,
+                body,
+                enriched,
+                outcome,
+                "link-understand exited 3: upstream broke" if outcome == "error" else "",
+                rng.randrange(3) if outcome in ("success", "scope-deny") else None,
+                None if outcome == "running" else duration,
+                url_total,
+                SNAPSHOT,
+                "[]",
+                "bench-host:4242",
+            )
+        )
+
+    def add_url(self, chunk: Chunk, run_id: int, position: int, url: str, outcome: str) -> str:
+        rng = self.rng
+        self.url_id += 1
+        blocked = rng.random() < 0.05
+        attempts = 1 if blocked else rng.choice((1, 1, 1, 2))
+        succeeded = outcome == "success" and not blocked
+        summary = f"Summary of {url}: {self.text(12)}" if succeeded else ""
+        chunk.urls.append(
+            (
+                self.url_id,
+                run_id,
+                position,
+                url,
+                self.flag(blocked),
+                "blocked: resolves to private address 10.0.0.7" if blocked else "",
+                '["10.0.0.7"]' if blocked else '["93.184.216.34"]',
+                attempts - 1 if succeeded else None,
+                summary,
+            )
+        )
+        for index in range(attempts):
+            ok = succeeded and index == attempts - 1
+            self.add_attempt(chunk, self.url_id, index, url, blocked, ok)
+        return summary
+
+    def add_attempt(
+        self, chunk: Chunk, url_id: int, index: int, url: str, blocked: bool, ok: bool
+    ) -> None:
+        self.attempt_id += 1
+        argv = json.dumps(["link-understand", "--url", url, "--format", "markdown"])
+        row: tuple[Any, ...]
+        if blocked:
+            row = ("ssrf", "[]", "skipped", "blocked: private address", None, 0, 0, "")
+        elif ok:
+            row = ("link-understand", argv, "success", "", 0, 850, 412, "")
+        else:
+            row = ("link-understand", argv, "failed", "exit code 3", 3, 120, 0, "upstream broke\n")
+        chunk.attempts.append((self.attempt_id, url_id, index, "cli", *row))
+
+
+# --- Loading -------------------------------------------------------------------------------
+
+
+def migrate(database_url: str) -> None:
+    env = {**os.environ, "DATABASE_URL": database_url}
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def check_columns(actual: dict[str, list[str]]) -> None:
+    for table, columns in TABLES.items():
+        if set(actual[table]) != set(columns):
+            raise SystemExit(f"{table}: schema changed, columns {sorted(actual[table])}")
+
+
+def seed_sqlite(path: Path, runs: int, reseed: bool) -> None:
+    path = path.resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    migrate(f"sqlite:///{path}")
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        count = db.execute("SELECT count(*) FROM enrichment_run").fetchone()[0]
+        if count == runs and not reseed:
+            print(f"sqlite: reusing {path} ({count:,} runs)", flush=True)
+            return
+        check_columns({t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")] for t in TABLES})
+        started = time.perf_counter()
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("PRAGMA cache_size=-262144")
+        db.execute("BEGIN")
+        indexes = db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type='index' AND sql IS NOT NULL"
+            f" AND tbl_name IN ({','.join('?' * len(TABLES))})",
+            list(TABLES),
+        ).fetchall()
+        for name, _ in indexes:
+            db.execute(f'DROP INDEX "{name}"')
+        for table in reversed(list(TABLES)):
+            db.execute(f"DELETE FROM {table}")
+        generator = LogGenerator(runs, for_sqlite=True)
+        for chunk in generator.chunks():
+            for table, rows in zip(TABLES, (chunk.runs, chunk.urls, chunk.attempts), strict=True):
+                columns = TABLES[table]
+                db.executemany(
+                    f"INSERT INTO {table} ({','.join(columns)})"
+                    f" VALUES ({','.join('?' * len(columns))})",
+                    rows,
+                )
+            progress("sqlite", chunk.runs[-1][0], runs, started)
+        for _, sql in indexes:
+            db.execute(sql)
+        db.execute("COMMIT")
+        db.execute("ANALYZE")
+        print(f"sqlite: seeded {runs:,} runs in {time.perf_counter() - started:.0f} s", flush=True)
+    finally:
+        db.close()
+
+
+def pg_url(database: str) -> str:
+    return f"postgresql://postgres@127.0.0.1:5432/{database}"
+
+
+def seed_postgres(database: str, runs: int, reseed: bool) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        exists = admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [database]
+        ).fetchone()
+        if not exists:
+            admin.execute(f'CREATE DATABASE "{database}"')
+    migrate(pg_url(database))
+    with psycopg.connect(pg_url(database)) as db:
+        count = db.execute("SELECT count(*) FROM enrichment_run").fetchone()[0]  # type: ignore[index]
+        if count == runs and not reseed:
+            print(f"postgres: reusing {database} ({count:,} runs)", flush=True)
+            return
+        columns = {
+            t: [
+                r[0]
+                for r in db.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s", [t]
+                )
+            ]
+            for t in TABLES
+        }
+        check_columns(columns)
+        started = time.perf_counter()
+        db.execute("SET maintenance_work_mem = '512MB'")
+        # Skip per-row FK triggers during the load; the generator keeps references valid.
+        db.execute("SET session_replication_role = replica")
+        indexes = db.execute(
+            "SELECT i.indexname, i.indexdef FROM pg_indexes i WHERE i.tablename = ANY(%s)"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)",
+            [list(TABLES)],
+        ).fetchall()
+        for name, _ in indexes:
+            db.execute(f'DROP INDEX "{name}"')
+        db.execute(f"TRUNCATE {', '.join(TABLES)}")
+        generator = LogGenerator(runs, for_sqlite=False)
+        for chunk in generator.chunks():
+            for table, rows in zip(TABLES, (chunk.runs, chunk.urls, chunk.attempts), strict=True):
+                with db.cursor().copy(
+                    f"COPY {table} ({','.join(TABLES[table])}) FROM STDIN"
+                ) as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            progress("postgres", chunk.runs[-1][0], runs, started)
+        print("postgres: building indexes", flush=True)
+        for _, sql in indexes:
+            db.execute(sql)
+        for table in TABLES:
+            db.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+                f" (SELECT max(id) FROM {table}))"
+            )
+        db.commit()
+        db.autocommit = True
+        db.execute(f"VACUUM (ANALYZE) {', '.join(TABLES)}")
+        print(
+            f"postgres: seeded {runs:,} runs in {time.perf_counter() - started:.0f} s", flush=True
+        )
+
+
+def progress(label: str, done: int, total: int, started: float) -> None:
+    if done % 100_000 < CHUNK_RUNS or done == total:
+        elapsed = time.perf_counter() - started
+        print(f"{label}: {done:,}/{total:,} runs loaded ({elapsed:.0f} s)", flush=True)
+
+
+# --- Measuring (runs in a child process with DATABASE_URL set) ------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    label: str
+    kind: str  # "api" or "html"
+    paths: Sequence[str]
+
+
+def measure_main(samples: int) -> None:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
+    django.setup()
+    from django.conf import settings
+
+    settings.DEBUG = False  # no query log, as in production
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user, _ = get_user_model().objects.get_or_create(
+        username="bench-admin", defaults={"is_staff": True, "is_superuser": True}
+    )
+    client = Client()
+    client.force_login(user)
+    results = []
+    for scenario in scenarios(random.Random(SEED)):
+        if scenario.kind == "html" and not page_works(client, scenario.paths[0]):
+            continue
+        timings = time_paths(client, scenario.paths, samples)
+        results.append(
+            {
+                "label": scenario.label,
+                "kind": scenario.kind,
+                "p50": statistics.median(timings),
+                "p95": percentile(timings, 95),
+                "n": len(timings),
+            }
+        )
+    print("RESULTS " + json.dumps(results), flush=True)
+
+
+def scenarios(rng: random.Random) -> list[Scenario]:
+    from urllib.parse import urlencode
+
+    from django.urls import NoReverseMatch, reverse
+
+    from enrichment.models import Run
+    from enrichment.selectors import encode_cursor
+
+    total = Run.objects.count()
+    ids = [rng.randrange(1, total + 1) for _ in range(50)]
+    combos = [
+        urlencode({"channel": c, "outcome": o})
+        for c in CHANNELS
+        for o in ("success", "error", "no-links")
+    ]
+    ordered = Run.objects.only("id", "created_at").history_order()
+    deep = [encode_cursor(ordered[total // 2 + k * 997]) for k in range(10)]
+    found = [
+        Scenario("API first page", "api", ["/api/decisions"]),
+        Scenario("API channel+outcome", "api", [f"/api/decisions?{q}" for q in combos]),
+        Scenario(
+            "API deep keyset (~N/2)",
+            "api",
+            [f"/api/decisions?{urlencode({'cursor': c})}" for c in deep],
+        ),
+        Scenario("API detail", "api", [f"/api/decisions/{i}" for i in ids]),
+        Scenario(
+            "API sessionKey prefix",
+            "api",
+            [f"/api/decisions?sessionKey=agent:{a}:slack:" for a in AGENTS],
+        ),
+        Scenario("API url substring", "api", [f"/api/decisions?url={h}/" for h in HOSTS]),
+        Scenario("API q (body text)", "api", [f"/api/decisions?q={w}" for w in WORDS[:20]]),
+        Scenario(
+            "API q rare (ref-id)",
+            "api",
+            [f"/api/decisions?q=ref-{rng.randrange(10**6)}" for _ in range(10)],
+        ),
+    ]
+    try:
+        history = reverse("decisions")
+        details = [detail_path(i) for i in ids]
+    except NoReverseMatch:
+        print("note: url names 'decisions'/'decision-detail' not found; HTML pages skipped")
+        return found
+    return [
+        *found,
+        Scenario("HTML /decisions/", "html", [history]),
+        Scenario("HTML channel+outcome", "html", [f"{history}?{q}" for q in combos]),
+        Scenario("HTML detail", "html", details),
+    ]
+
+
+def detail_path(run_id: int) -> str:
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        return str(reverse("decision-detail", args=[run_id]))
+    except NoReverseMatch:
+        return str(reverse("decision-detail", kwargs={"run_id": run_id}))
+
+
+def page_works(client: Any, path: str) -> bool:
+    """HTML pages are being built in parallel: skip (and say so) one that does not render yet."""
+    try:
+        status = int(client.get(path).status_code)
+    except Exception as exc:  # noqa: BLE001 - any failure means "not ready", reported below
+        print(f"note: GET {path} failed ({type(exc).__name__}: {exc}); skipped", file=sys.stderr)
+        return False
+    if status != 200:
+        print(f"note: GET {path} gave HTTP {status}; skipped", file=sys.stderr)
+    return status == 200
+
+
+def time_paths(client: Any, paths: Sequence[str], samples: int) -> list[float]:
+    for path in paths[:3]:  # warm caches and connections
+        check(client.get(path), path)
+    timings: list[float] = []
+    deadline = time.perf_counter() + SCENARIO_BUDGET_S
+    for index in range(samples):
+        if index >= 20 and time.perf_counter() > deadline:
+            break  # a pathological read (e.g. a full scan) must not hold the bench for hours
+        path = paths[index % len(paths)]
+        started = time.perf_counter()
+        response = client.get(path)
+        timings.append((time.perf_counter() - started) * 1000)
+        check(response, path)
+    return timings
+
+
+def check(response: Any, path: str) -> None:
+    if response.status_code != 200:
+        raise SystemExit(f"GET {path}: HTTP {response.status_code}: {response.content[:300]!r}")
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+
+
+# --- Driver --------------------------------------------------------------------------------
+
+
+def measure(backend: str, database_url: str, samples: int) -> list[dict[str, Any]]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "controlui.settings",
+    }
+    output = subprocess.run(
+        [sys.executable, __file__, "--measure", "--samples", str(samples)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    for line in output.stdout.splitlines():
+        if line.startswith("RESULTS "):
+            return [{**row, "backend": backend} for row in json.loads(line[8:])]
+        print(line)
+    raise SystemExit(f"{backend}: the measuring process printed no results")
+
+
+def print_table(rows: list[dict[str, Any]], samples: int) -> None:
+    print(f"\nserver time per request in ms (n samples, at most {samples}; 30 s per request kind)")
+    header = (
+        f"{'backend':9} {'request':26} {'n':>4} {'p50':>8} {'p95':>8} {'target p95':>11}  verdict"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        target = API_TARGET_MS if row["kind"] == "api" else HTML_TARGET_MS
+        ok = row["p95"] <= target
+        verdict = ("ok" if ok else "MISSED") if row["backend"] == "postgres" else "(info)"
+        print(
+            f"{row['backend']:9} {row['label']:26} {row['n']:4} {row['p50']:8.1f} {row['p95']:8.1f}"
+            f" {'<= ' + format(target, '.0f'):>11}  {verdict}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--runs", type=int, default=1_000_000)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--reseed", action="store_true", help="reload even if the DB is seeded")
+    parser.add_argument("--seed-only", action="store_true")
+    parser.add_argument("--database", default=PG_DATABASE, help="PostgreSQL database name")
+    parser.add_argument("--sqlite-path", type=Path, default=SQLITE_PATH)
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.measure:
+        measure_main(args.samples)
+        return
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    rows: list[dict[str, Any]] = []
+    for backend in backends:
+        if backend == "sqlite":
+            seed_sqlite(args.sqlite_path, args.runs, args.reseed)
+            url = f"sqlite:///{args.sqlite_path.resolve()}"
+        else:
+            seed_postgres(args.database, args.runs, args.reseed)
+            url = pg_url(args.database)
+        if not args.seed_only:
+            rows.extend(measure(backend, url, args.samples))
+    if rows:
+        print_table(rows, args.samples)
+
+
+if __name__ == "__main__":
+    main()
