@@ -10,6 +10,7 @@ import os
 import socket
 import sys
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -20,6 +21,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -39,6 +41,8 @@ DECISIONS_GROUP = "decisions"
 WORKER_CHANNEL = "enrichment"
 # A run still "running" after this long belongs to a process that is gone.
 STALE_RUN_AGE = timedelta(hours=1)
+# How long a claimed worker job id is remembered (longer than any run can take).
+JOB_CLAIM_SECONDS = 3600
 
 ProgressCallback = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -371,11 +375,22 @@ async def enrichment_dispatch(
         WORKER_CHANNEL,
         {
             "type": "enrich.job",
+            "job": uuid.uuid4().hex,
             "request": request.to_json(),
             "id": request_id,
             "reply_channel": reply_channel,
         },
     )
+
+
+async def job_claim(job: str) -> bool:
+    """True for the first worker to claim ``job``, False for every later one.
+
+    channels_redis may hand one message to two workers (a worker starting up requeues the
+    in-flight backup of a shared channel), so each job is claimed once through the shared
+    cache (Redis whenever workers are in use): ``add`` is an atomic SET NX.
+    """
+    return bool(await cache.aadd(f"enrichment-job:{job}", 1, timeout=JOB_CLAIM_SECONDS))
 
 
 def config_replace(*, document: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ class EnrichmentWorker(AsyncConsumer):
     """Runs jobs sent by ``/ws/enrich/`` consumers and sends every frame back to their socket."""
 
     async def enrich_job(self, message: dict[str, Any]) -> None:
+        if not await services.job_claim(message["job"]):
+            return  # another worker already runs it (redelivered message)
         if not hasattr(self, "jobs"):
             self.jobs: set[asyncio.Task[None]] = set()
             self.slots = asyncio.Semaphore(MAX_CONCURRENT_JOBS)

@@ -214,3 +214,39 @@ async def test_full_worker_channel_is_an_error_frame_not_a_dropped_socket(
         await socket_.disconnect()
     finally:
         channel_layers.backends.clear()
+
+
+async def test_a_redelivered_job_runs_once(monkeypatch) -> None:
+    """channels_redis can hand one job to two workers; the claim makes the second a no-op."""
+    from django.core.cache import cache
+
+    from enrichment import services
+    from enrichment.workers import EnrichmentWorker
+
+    runs: list[str] = []
+    sent: list[dict] = []
+
+    async def fake_frame(*, request, request_id, on_progress):
+        runs.append(request_id)
+        return {"type": "result", "id": request_id}
+
+    class Layer:
+        async def send(self, channel, message):
+            sent.append(message)
+
+    monkeypatch.setattr(services, "enrichment_frame", fake_frame)
+    await cache.adelete("enrichment-job:job-42")
+    message = {
+        "type": "enrich.job",
+        "job": "job-42",
+        "id": "req-1",
+        "reply_channel": "reply",
+        "request": {"body": "hello"},
+    }
+    first, second = EnrichmentWorker(), EnrichmentWorker()
+    first.channel_layer = second.channel_layer = Layer()
+    await first.enrich_job(message)
+    await second.enrich_job(message)
+    await asyncio.gather(*first.jobs, *getattr(second, "jobs", ()))
+    assert runs == ["req-1"]
+    assert [m["frame"]["type"] for m in sent] == ["result"]
