@@ -458,8 +458,8 @@ def scenarios(rng: random.Random) -> list[Scenario]:
 
     from django.urls import NoReverseMatch, reverse
 
+    from controlui.keyset import encode_cursor
     from enrichment.models import Run
-    from enrichment.selectors import encode_cursor
 
     total = Run.objects.count()
     ids = [rng.randrange(1, total + 1) for _ in range(50)]

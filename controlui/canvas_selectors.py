@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-from dataclasses import dataclass
-from datetime import datetime
-
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from controlui.canvas.iframe import SANDBOX_BY_MODE, IframeAttrs, canvas_iframe_attrs
-from controlui.errors import InvalidInput
+from controlui.keyset import DEFAULT_PAGE_SIZE, KeysetPage, keyset_page
 from controlui.models import AssistantMessage, CanvasBlock, CanvasDocument
-
-MAX_PAGE_SIZE = 200
-DEFAULT_PAGE_SIZE = 50
 
 
 def _with_blocks(messages: QuerySet[AssistantMessage]) -> QuerySet[AssistantMessage]:
@@ -24,42 +16,14 @@ def _with_blocks(messages: QuerySet[AssistantMessage]) -> QuerySet[AssistantMess
     return messages.prefetch_related(Prefetch("blocks", queryset=ordered))
 
 
-def encode_cursor(message: AssistantMessage) -> str:
-    raw = f"{message.created_at.isoformat()}|{message.pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        stamp, _, pk = raw.partition("|")
-        return datetime.fromisoformat(stamp), int(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInput("cursor: not a cursor returned by this API", ["cursor"]) from None
-
-
-@dataclass(frozen=True)
-class MessagePage:
-    items: list[AssistantMessage]
-    next_cursor: str | None
-
-
 def message_list(
     *, session_key: str = "", cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
-) -> MessagePage:
+) -> KeysetPage[AssistantMessage]:
     """One page of stored messages, newest first, blocks prefetched (two queries)."""
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise InvalidInput(f"limit: must be between 1 and {MAX_PAGE_SIZE}, got {limit}", ["limit"])
     messages = AssistantMessage.objects.order_by("-created_at", "-id")
     if session_key:
         messages = messages.filter(session_key=session_key)
-    if cursor:
-        created, pk = decode_cursor(cursor)
-        messages = messages.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=pk))
-    items = list(_with_blocks(messages)[: limit + 1])
-    has_more = len(items) > limit
-    items = items[:limit]
-    return MessagePage(items=items, next_cursor=encode_cursor(items[-1]) if has_more else None)
+    return keyset_page(_with_blocks(messages), cursor=cursor, limit=limit)
 
 
 def message_find(*, message_id: int) -> AssistantMessage | None:

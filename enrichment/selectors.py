@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
@@ -11,10 +9,9 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
 from controlui.errors import InvalidInput, NotFound
+from controlui.keyset import DEFAULT_PAGE_SIZE, KeysetPage, keyset_page, newer_than, older_than
 from enrichment.models import Attempt, Run, UrlDecision
 
-MAX_PAGE_SIZE = 200
-DEFAULT_PAGE_SIZE = 50
 SUMMARY_FIELDS = (
     "id",
     "created_at",
@@ -111,62 +108,12 @@ def parse_instant(name: str, raw: str) -> datetime:
     return value
 
 
-def encode_cursor(run: Run) -> str:
-    raw = f"{run.created_at.isoformat()}|{run.pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        stamp, _, pk = raw.partition("|")
-        created = datetime.fromisoformat(stamp)
-        return created, int(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInput("cursor: not a cursor returned by this API") from None
-
-
-def older_than(created: datetime, pk: int) -> Q:
-    """Runs after (created, pk) in history order (newest first).
-
-    The leading ``created_at <=`` is implied by the OR but is what lets the database start
-    the index scan at the cursor: without it PostgreSQL walked the history index from the
-    newest run and filtered, so page 10,000 read 500,000 index entries (EXPLAIN ANALYZE).
-    """
-    return Q(created_at__lte=created) & (
-        Q(created_at__lt=created) | Q(created_at=created, id__lt=pk)
-    )
-
-
-def newer_than(created: datetime, pk: int) -> Q:
-    """Runs before (created, pk) in history order; the mirror of ``older_than``."""
-    return Q(created_at__gte=created) & (
-        Q(created_at__gt=created) | Q(created_at=created, id__gt=pk)
-    )
-
-
-@dataclass(frozen=True)
-class HistoryPage:
-    items: list[Run]
-    next_cursor: str | None
-
-
 def decision_list(
     *, filters: HistoryFilters, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
-) -> HistoryPage:
+) -> KeysetPage[Run]:
     """One page of runs, newest first; the cursor points after the last run shown."""
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise InvalidInput(f"limit: must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
     runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
-    if cursor:
-        created, pk = decode_cursor(cursor)
-        runs = runs.filter(older_than(created, pk))
-    items = list(runs[: limit + 1])
-    has_more = len(items) > limit
-    items = items[:limit]
-    return HistoryPage(
-        items=items, next_cursor=encode_cursor(items[-1]) if has_more and items else None
-    )
+    return keyset_page(runs, cursor=cursor, limit=limit)
 
 
 def decision_get(*, run_id: int) -> Run:
