@@ -54,7 +54,11 @@ def detect_text_encoding(data: bytes) -> str | None:
         # UTF-8 — but only when the window did cut the data: a whole file ending in a stray
         # high byte (b"caf\xe9") is CP1252, not broken UTF-8.
         window_cut = len(data) > len(sample)
-        if window_cut and error.reason == "unexpected end of data" and len(sample) - error.start < 4:
+        if (
+            window_cut
+            and error.reason == "unexpected end of data"
+            and len(sample) - error.start < 4
+        ):
             text = sample[: error.start].decode("utf-8")
         else:
             cp1252 = decode_cp1252(sample)
