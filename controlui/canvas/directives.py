@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from controlui.canvas.codespans import find_code_regions
+from controlui.canvas.codespans import CodeLocator
 from controlui.canvas.gaps import remove_spans
 from controlui.canvas.textutil import JS_SPACE_CLASS, JS_WHITESPACE, CharPositions, js_trim
 
@@ -30,7 +30,7 @@ _REPLY_OPEN = re.compile(
     r"\[\[" + _S + r"*reply_to(?:(_current" + _S + r"*\]\])|" + _S + r"*:)", _FLAGS
 )
 _ID_JUNK = re.compile(r"[\x00-\x1f\x7f-\x9f\[\]]")
-_LEADING_BLANK_LINES = re.compile(r"(?:[ \t\r]*\n)+")
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t\r]*\n)+")
 _MALFORMED_PREFIXES = (
     re.compile(r"[ \t]*\[\[" + _S + r"*reply_to_current(?:" + _S + r"*\](?!\])|(?=" + _S + r")|$)"),
     re.compile(r"[ \t]*\[\[" + _S + r"*reply_to" + _S + r"*:[^\]\r\n]*\](?!\])"),
@@ -97,8 +97,8 @@ def strip_audio_tags(text: str) -> AudioTags:
         return AudioTags(text, False)
     spans = [m.span() for m in _AUDIO_TAG.finditer(text)]
     if spans:
-        regions = find_code_regions(text)
-        spans = [span for span in spans if not regions.contains(span[0])]
+        code = CodeLocator(text)
+        spans = [span for span in spans if not code.contains(span[0])]
     if not spans:
         return AudioTags(text, False)
     return AudioTags(remove_spans(text, spans), True)
@@ -107,7 +107,7 @@ def strip_audio_tags(text: str) -> AudioTags:
 def strip_reply_tags(text: str) -> ReplyTags:
     if "[[" not in text or _REPLY_OPEN.search(text) is None:
         return ReplyTags(text, None, False, False)
-    regions = find_code_regions(text)
+    code = CodeLocator(text)
     closers = CharPositions.of(text, "]")
     spans: list[tuple[int, int]] = []
     reply_to_id: str | None = None
@@ -115,7 +115,7 @@ def strip_reply_tags(text: str) -> ReplyTags:
     position = 0
     while (match := _REPLY_OPEN.search(text, position)) is not None:
         position = match.start() + 1
-        if regions.contains(match.start()):
+        if code.contains(match.start()):
             continue
         if match.group(1):
             current = True

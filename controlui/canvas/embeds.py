@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from controlui.canvas.codespans import find_code_regions
+from controlui.canvas.codespans import CodeLocator
 from controlui.canvas.textutil import (
     JS_SPACE_CLASS,
     JS_WHITESPACE,
@@ -76,7 +76,7 @@ def find_embed_matches(text: str) -> list[EmbedMatch]:
     """Shortcodes outside code, left to right; a match overlapping an earlier one loses."""
     if _EMBED_CANDIDATE.search(text) is None:
         return []
-    regions = find_code_regions(text)
+    code = CodeLocator(text)
     closers = CharPositions.of(text, "]")
     block_ends: CharPositions | None = None  # built on the first block-form candidate
     matches: list[EmbedMatch] = []
@@ -84,7 +84,7 @@ def find_embed_matches(text: str) -> list[EmbedMatch]:
     for opening in _EMBED_OPEN.finditer(text):
         start = opening.start()
         after = opening.end()
-        if start < taken_until or regions.contains(start):
+        if start < taken_until or code.contains(start):
             continue
         if after >= len(text) or text[after] not in JS_WHITESPACE:
             continue
@@ -191,11 +191,14 @@ def canvas_block_from_attributes(attributes: dict[str, str]) -> CanvasBlock | st
 
 def extract_embeds(text: str) -> ExtractedEmbeds:
     """Cut rendered shortcodes out of ``text`` (surrounding spaces are not merged)."""
+    matches = find_embed_matches(text) if "[" in text else []
+    if not matches:
+        return ExtractedEmbeds(text, (), ())
     pieces: list[str] = []
     blocks: list[CanvasBlock] = []
     skipped: list[SkippedEmbed] = []
     cursor = 0
-    for match in find_embed_matches(text):
+    for match in matches:
         outcome = canvas_block_from_attributes(parse_attributes(match.attribute_text))
         if isinstance(outcome, str):
             skipped.append(SkippedEmbed(text[match.start : match.end], outcome))

@@ -28,24 +28,30 @@ def _merge_adjacent(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
 
 
 def _collapse_seams(text: str, seam_lines: set[int]) -> str:
+    """Shrink each run of blank lines that holds an emptied line to that one line.
+
+    Only the runs around the seams are looked at; every other line is copied as is."""
     lines = text.split("\n")
     kept: list[str] = []
-    index = 0
-    while index < len(lines):
-        if lines[index].strip(" \t\r"):
-            kept.append(lines[index])
-            index += 1
+    cursor = 0  # lines before this index are already handled
+    for seam in sorted(seam_lines):
+        if seam < cursor or seam >= len(lines) or not _is_blank(lines[seam]):
             continue
-        run_end = index
-        while run_end < len(lines) and not lines[run_end].strip(" \t\r"):
+        run_start = seam
+        while run_start > cursor and _is_blank(lines[run_start - 1]):
+            run_start -= 1
+        run_end = seam + 1
+        while run_end < len(lines) and _is_blank(lines[run_end]):
             run_end += 1
-        run = lines[index:run_end]
-        seams = [line for line in range(index, run_end) if line in seam_lines]
-        if seams:
-            run = [lines[seams[0]]]  # the emptied line itself ("" or a lone "\r")
-        kept.extend(run)
-        index = run_end
+        kept.extend(lines[cursor:run_start])
+        kept.append(lines[seam])  # the emptied line itself ("" or a lone "\r")
+        cursor = run_end
+    kept.extend(lines[cursor:])
     return "\n".join(kept)
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip(" \t\r")
 
 
 def remove_spans(text: str, spans: list[tuple[int, int]]) -> str:

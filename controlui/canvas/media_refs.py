@@ -158,6 +158,10 @@ def has_media_line(text: str) -> bool:
 
     Substring search plus a look back to the line start: much cheaper than a multi-line
     regex, which would try a match at every offset."""
+    if ":" not in text:
+        return False
+    if text.isascii():
+        return _has_ascii_media_line(text)
     lowered = text.lower()
     if len(lowered) != len(text):  # rare: lower-casing changed offsets
         return _ANY_DIRECTIVE_LINE.search(text) is not None
@@ -170,11 +174,23 @@ def has_media_line(text: str) -> bool:
     return False
 
 
+def _has_ascii_media_line(text: str) -> bool:
+    # Walk the colons (few in prose) instead of lower-casing the whole text.
+    colon = text.find(":", 5)
+    while colon != -1:
+        if text[colon - 5 : colon].lower() == "media":
+            line_start = text.rfind("\n", 0, colon - 5) + 1
+            if not text[line_start : colon - 5].strip(" \t"):
+                return True
+        colon = text.find(":", colon + 1)
+    return False
+
+
 def split_media_lines(text: str) -> MediaLines:
     """Extract ``MEDIA:`` references; the visible text keeps every other line as written."""
     if not has_media_line(text):
         return MediaLines(text, (), (), False)
-    regions = find_code_regions(text)  # same cache entry as the other parsers
+    regions = find_code_regions(text, include_inline=False)  # only code blocks matter here
     kept: list[str] = []
     media: list[str] = []
     rejected: list[RejectedReference] = []

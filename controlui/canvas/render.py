@@ -122,13 +122,19 @@ def render_assistant_text(
     """Parse every directive out of ``text``. Structured ``media_urls`` (when non-empty) win
     over ``MEDIA:`` lines, whose lines are still removed; ``replyToId`` falls back to
     ``current_message_id`` only when ``[[reply_to_current]]`` was seen."""
+    if not _may_hold_directive(text):  # most replies: nothing to parse at all
+        return _finish(_State(trim_end(text)), current_message_id, media_urls)
     state = _State(text)
     for _ in range(MAX_PASSES):
-        if not _may_hold_directive(state.text):
-            state.text = trim_end(state.text)
+        # Repeat only when a removal happened and something directive-shaped is left.
+        if not state.apply_pass() or not _may_hold_directive(state.text):
             break
-        if not state.apply_pass():
-            break
+    return _finish(state, current_message_id, media_urls)
+
+
+def _finish(
+    state: _State, current_message_id: str | None, media_urls: Sequence[str] | None
+) -> Rendered:
     final_text = state.text
     silent = is_silent(final_text)
     reply_to_id = state.reply_to_id
