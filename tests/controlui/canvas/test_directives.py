@@ -249,3 +249,19 @@ def test_explicit_id_beats_current_but_flag_stays() -> None:
 def test_blank_explicit_falls_back_to_current() -> None:
     rendered = render_assistant_text("[[reply_to_current]] [[reply_to: ]] ok", "msg-7")
     assert rendered.reply_to_id == "msg-7"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[[reply_to_current]] A\nB", "A\nB"),
+        ("[[reply_to:x]] A\nB\nC", "A\nB\nC"),
+        ("[[reply_to_current]]    keep\nB", "    keep\nB"),
+        ("[[audio_as_voice]] line one\n\nline two", "line one\n\nline two"),
+    ],
+    ids=["reply-current-space", "reply-id-space", "indentation-kept", "audio-space"],
+)
+def test_removing_a_leading_tag_keeps_later_line_breaks(text: str, expected: str) -> None:
+    # The boundary clean-up removes leading blank lines only at the very start, never a
+    # line break further on (a leading "[[tag]] " used to glue the first two lines).
+    assert render_assistant_text(text, current_message_id="m1").text == expected
