@@ -178,7 +178,7 @@ def main() -> None:
     mode = f"redis + {args.workers} runworker" if args.redis else "in daphne (in-memory layer)"
     with (
         tempfile.TemporaryDirectory(prefix="ws-load-") as workdir,
-        live_server(Path(workdir), extra_env) as live,
+        live_server(Path(workdir), extra_env, workers=0) as live,
     ):
         live.manage("shell", "-c", STORE_CONFIG.format(document=json.dumps(summarizer_config())))
         if args.redis:

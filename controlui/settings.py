@@ -101,7 +101,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 60},
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "capacity": 1500,
+                "expiry": 60,
+                # Deployments sharing one Redis keep their channels apart with a prefix.
+                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "").strip() or "asgi",
+            },
         }
     }
     CACHES = {

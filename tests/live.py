@@ -82,8 +82,10 @@ class LiveServer:
         return "; ".join(f"{k}={v}" for k, v in self.login_cookies(**kwargs).items())
 
     def spawn(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        log = (self.workdir / f"process-{len(self.extra_processes)}.log").open("wb")
+        # A file, not a pipe: nobody reads a pipe until a test fails, and a full one blocks.
         process = subprocess.Popen(
-            list(args), cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            list(args), cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=log
         )
         self.extra_processes.append(process)
         return process
@@ -102,12 +104,21 @@ def live_environment(workdir: Path, extra: dict[str, str] | None = None) -> dict
 
 
 @contextmanager
-def live_server(workdir: Path, extra_env: dict[str, str] | None = None) -> Iterator[LiveServer]:
+def live_server(
+    workdir: Path, extra_env: dict[str, str] | None = None, *, workers: int | None = None
+) -> Iterator[LiveServer]:
+    """A migrated daphne with two users; with ``REDIS_URL`` set it also runs ``workers``
+    ``runworker enrichment`` processes (default one; pass 0 to start your own)."""
     port = free_port()
     env = live_environment(workdir, extra_env)
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", env=env, workdir=workdir)
     server.manage("migrate", "--noinput")
     server.manage("shell", "-c", CREATE_USERS)
+    if env.get("REDIS_URL"):
+        # With Redis, /ws/enrich/ hands jobs to workers, as in a deployment; each server gets
+        # channels of its own (the servers of parallel test processes share one Redis).
+        env.setdefault("CHANNEL_LAYER_PREFIX", f"live{port}")
+    daphne_log = workdir / "daphne.log"
     daphne = subprocess.Popen(
         [
             str(DAPHNE),
@@ -121,9 +132,12 @@ def live_server(workdir: Path, extra_env: dict[str, str] | None = None) -> Itera
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=daphne_log.open("wb"),
     )
     try:
+        if env.get("REDIS_URL"):
+            for _ in range(1 if workers is None else workers):
+                server.spawn([sys.executable, "manage.py", "runworker", "enrichment"])
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -132,7 +146,7 @@ def live_server(workdir: Path, extra_env: dict[str, str] | None = None) -> Itera
             except httpx.HTTPError:
                 pass
             if daphne.poll() is not None or time.monotonic() > deadline:
-                stderr = daphne.stderr.read().decode() if daphne.stderr else ""
+                stderr = daphne_log.read_text(errors="replace")
                 raise RuntimeError(f"daphne did not start: {stderr[-2000:]}")
             time.sleep(0.2)
         yield server

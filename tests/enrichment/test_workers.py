@@ -81,7 +81,7 @@ async def enrich_over_socket(base_url: str, cookie: str, bodies: dict[str, str])
 
 
 def test_jobs_run_in_the_worker_process(tmp_path, private_redis_url) -> None:
-    with live_server(tmp_path, extra_env={"REDIS_URL": private_redis_url}) as server:
+    with live_server(tmp_path, extra_env={"REDIS_URL": private_redis_url}, workers=0) as server:
         server.manage("shell", "-c", STORE_SUMMARIZER)
         worker = server.spawn([sys.executable, "manage.py", "runworker", "enrichment"])
         frames = asyncio.run(
@@ -111,7 +111,7 @@ def test_jobs_run_in_the_worker_process(tmp_path, private_redis_url) -> None:
 
 def test_without_a_worker_jobs_wait_for_one(tmp_path, private_redis_url) -> None:
     """Jobs sent before any worker runs are picked up once one starts (they queue in Redis)."""
-    with live_server(tmp_path, extra_env={"REDIS_URL": private_redis_url}) as server:
+    with live_server(tmp_path, extra_env={"REDIS_URL": private_redis_url}, workers=0) as server:
         server.manage("shell", "-c", STORE_SUMMARIZER)
         cookie = server.cookie_header()
 
