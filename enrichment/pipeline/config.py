@@ -16,11 +16,19 @@ present in ``agents.list[].tools.links`` replaces the global value, and ``scope`
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from enrichment.pipeline.config_readers import (
+    Number,
+    json_copy,
+    json_issues,
+    read_bool,
+    read_int,
+    read_number,
+    read_object,
+)
 from enrichment.pipeline.media_config import parse_media_config
 from enrichment.pipeline.policy import parse_tool_policy
 from enrichment.pipeline.scope import ConfigIssue as ConfigIssue  # re-exported
@@ -59,7 +67,6 @@ _WEB_FETCH_INTS = {  # key -> (field, minimum)
 _WEB_FETCH_KEYS = frozenset({*_WEB_FETCH_INTS, "cacheTtlMinutes", "userAgent", "ssrfPolicy"})
 _TOOLS_KEYS = frozenset({"links", "media", "web", *TOOL_POLICY_KEYS})
 _AGENT_TOOLS_KEYS = frozenset({"links", "media", *TOOL_POLICY_KEYS})
-Number = int | float
 
 
 @dataclass(frozen=True)
@@ -152,7 +159,7 @@ def parse_config(doc: Mapping[str, object]) -> Config:
     """Validate and convert a whole config document; raise ``ConfigError`` listing all issues."""
     issues: list[ConfigIssue] = []
     config = Config()
-    root = _object(doc, "config", issues)
+    root = read_object(doc, "config", issues)
     if root is not None:
         issues.extend(unknown_key_issues(root, frozenset({"tools", "agents"}), "config"))
         config = _parse_tools(root.get("tools", {}), issues)
@@ -164,13 +171,13 @@ def parse_config(doc: Mapping[str, object]) -> Config:
 
 
 def _parse_tools(value: object, issues: list[ConfigIssue]) -> Config:
-    tools = _object(value, "tools", issues)
+    tools = read_object(value, "tools", issues)
     if tools is None:
         return Config()
     issues.extend(unknown_key_issues(tools, _TOOLS_KEYS, "tools"))
     links = LinksConfig(**_parse_links_block(tools.get("links", {}), "tools.links", issues))
     web_fetch = WebFetchConfig()
-    web = _object(tools.get("web", {}), "tools.web", issues)
+    web = read_object(tools.get("web", {}), "tools.web", issues)
     if web is not None:
         issues.extend(unknown_key_issues(web, frozenset({"fetch"}), "tools.web"))
         web_fetch = _parse_web_fetch(web.get("fetch", {}), "tools.web.fetch", issues)
@@ -184,7 +191,7 @@ def _parse_tools(value: object, issues: list[ConfigIssue]) -> Config:
 
 def _parse_links_block(value: object, path: str, issues: list[ConfigIssue]) -> dict[str, Any]:
     """The keys present in a links block, as dataclass field values."""
-    block = _object(value, path, issues)
+    block = read_object(value, path, issues)
     if block is None:
         return {}
     issues.extend(unknown_key_issues(block, frozenset(_LINKS_FIELDS), path))
@@ -199,11 +206,11 @@ def _parse_links_block(value: object, path: str, issues: list[ConfigIssue]) -> d
 
 def _links_value(key: str, value: object, path: str, issues: list[ConfigIssue]) -> object:
     if key == "enabled":
-        return _bool(value, path, issues)
+        return read_bool(value, path, issues)
     if key in ("maxLinks", "concurrency"):
-        return _int(value, path, 1, issues)
+        return read_int(value, path, 1, issues)
     if key == "timeoutSeconds":
-        return _number(value, path, 1, issues)
+        return read_number(value, path, 1, issues)
     if key == "scope":
         return _scope(value, path, issues)
     return _models(value, path, issues)
@@ -224,7 +231,7 @@ def _models(value: object, path: str, issues: list[ConfigIssue]) -> tuple[LinkMo
 
 
 def _model(value: object, path: str, issues: list[ConfigIssue]) -> LinkModel | None:
-    entry = _object(value, path, issues)
+    entry = read_object(value, path, issues)
     if entry is None:
         return None
     issues.extend(unknown_key_issues(entry, _MODEL_KEYS, path))
@@ -238,7 +245,7 @@ def _model(value: object, path: str, issues: list[ConfigIssue]) -> LinkModel | N
     args = _args(entry.get("args", []), f"{path}.args", issues)
     timeout = None
     if "timeoutSeconds" in entry:
-        timeout = _number(entry["timeoutSeconds"], f"{path}.timeoutSeconds", 1, issues)
+        timeout = read_number(entry["timeoutSeconds"], f"{path}.timeoutSeconds", 1, issues)
     return LinkModel(command.strip(), args, timeout)
 
 
@@ -256,16 +263,16 @@ def _args(value: object, path: str, issues: list[ConfigIssue]) -> tuple[str, ...
 
 
 def _parse_web_fetch(value: object, path: str, issues: list[ConfigIssue]) -> WebFetchConfig:
-    block = _object(value, path, issues)
+    block = read_object(value, path, issues)
     if block is None:
         return WebFetchConfig()
     issues.extend(unknown_key_issues(block, _WEB_FETCH_KEYS, path))
     fields: dict[str, Any] = {}
     for key, (name, minimum) in _WEB_FETCH_INTS.items():
         if key in block:
-            fields[name] = _int(block[key], f"{path}.{key}", minimum, issues)
+            fields[name] = read_int(block[key], f"{path}.{key}", minimum, issues)
     if "cacheTtlMinutes" in block:
-        fields["cache_ttl_minutes"] = _number(
+        fields["cache_ttl_minutes"] = read_number(
             block["cacheTtlMinutes"], f"{path}.cacheTtlMinutes", 0, issues
         )
     if "userAgent" in block:
@@ -280,7 +287,7 @@ def _parse_web_fetch(value: object, path: str, issues: list[ConfigIssue]) -> Web
 
 
 def _ssrf_policy(value: object, path: str, issues: list[ConfigIssue]) -> SsrfPolicy | None:
-    raw = _object(value, path, issues)
+    raw = read_object(value, path, issues)
     if raw is None:
         return None
     try:
@@ -291,7 +298,7 @@ def _ssrf_policy(value: object, path: str, issues: list[ConfigIssue]) -> SsrfPol
 
 
 def _parse_agents(value: object, issues: list[ConfigIssue]) -> tuple[AgentConfig, ...]:
-    agents = _object(value, "agents", issues)
+    agents = read_object(value, "agents", issues)
     if agents is None:
         return ()
     issues.extend(unknown_key_issues(agents, frozenset({"list"}), "agents"))
@@ -312,7 +319,7 @@ def _parse_agents(value: object, issues: list[ConfigIssue]) -> tuple[AgentConfig
 
 
 def _parse_agent(value: object, path: str, issues: list[ConfigIssue]) -> AgentConfig | None:
-    entry = _object(value, path, issues)
+    entry = read_object(value, path, issues)
     if entry is None:
         return None
     issues.extend(unknown_key_issues(entry, frozenset({"id", "tools"}), path))
@@ -320,7 +327,7 @@ def _parse_agent(value: object, path: str, issues: list[ConfigIssue]) -> AgentCo
     if not isinstance(agent_id, str) or not agent_id.strip():
         issues.append(ConfigIssue(f"{path}.id", "must be a non-empty string"))
         return None
-    tools = _object(entry.get("tools", {}), f"{path}.tools", issues)
+    tools = read_object(entry.get("tools", {}), f"{path}.tools", issues)
     if tools is None:
         return AgentConfig(agent_id)
     issues.extend(unknown_key_issues(tools, _AGENT_TOOLS_KEYS, f"{path}.tools"))
@@ -335,86 +342,20 @@ def _parse_agent(value: object, path: str, issues: list[ConfigIssue]) -> AgentCo
     )
 
 
-# --- small typed readers (each records an issue and returns None on a bad value) ---------------
-
-
-def _object(value: object, path: str, issues: list[ConfigIssue]) -> Mapping[str, object] | None:
-    if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
-        return value
-    issues.append(ConfigIssue(path, "must be an object"))
-    return None
-
-
-def _bool(value: object, path: str, issues: list[ConfigIssue]) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    issues.append(ConfigIssue(path, "must be true or false"))
-    return None
-
-
-def _int(value: object, path: str, minimum: int, issues: list[ConfigIssue]) -> int | None:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # JSON has one number type: 3.0 is 3
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value >= minimum:
-            return value
-        issues.append(ConfigIssue(path, f"must be at least {minimum}"))
-        return None
-    issues.append(ConfigIssue(path, "must be an integer"))
-    return None
-
-
-def _number(value: object, path: str, minimum: int, issues: list[ConfigIssue]) -> Number | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        if value >= minimum:
-            return value
-        issues.append(ConfigIssue(path, f"must be at least {minimum}"))
-        return None
-    issues.append(ConfigIssue(path, "must be a number"))
-    return None
-
-
-def _json_issues(value: object, path: str) -> list[ConfigIssue]:
-    """Problems that keep ``value`` from being plain JSON."""
-    if value is None or isinstance(value, str | bool | int):
-        return []
-    if isinstance(value, float):
-        return [] if math.isfinite(value) else [ConfigIssue(path, "must be a finite number")]
-    if isinstance(value, list):
-        return [
-            issue for i, item in enumerate(value) for issue in _json_issues(item, f"{path}[{i}]")
-        ]
-    if isinstance(value, Mapping):
-        if not all(isinstance(key, str) for key in value):
-            return [ConfigIssue(path, "object keys must be strings")]
-        return [
-            issue for key, item in value.items() for issue in _json_issues(item, f"{path}.{key}")
-        ]
-    return [ConfigIssue(path, f"not a JSON value ({type(value).__name__})")]
-
-
-def _json_copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _json_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_copy(item) for item in value]
-    return value
-
-
 def _opaque_object(
     block: Mapping[str, object], key: str, path: str, issues: list[ConfigIssue]
 ) -> dict[str, Any] | None:
     if key not in block:
         return None
-    value = _object(block[key], f"{path}.{key}", issues)
+    value = read_object(block[key], f"{path}.{key}", issues)
     if value is None:
         return None
-    found = _json_issues(value, f"{path}.{key}")
+    found = json_issues(value, f"{path}.{key}")
     if not found:
         # The media block stays a plain dict here; its own parser validates it.
         found = parse_media_config(value, f"{path}.{key}")[1]
     issues.extend(found)
-    return None if found else dict(_json_copy(value))
+    return None if found else dict(json_copy(value))
 
 
 def _tool_policy(
@@ -423,10 +364,10 @@ def _tool_policy(
     policy: dict[str, Any] = {}
     for key in TOOL_POLICY_KEYS:
         if key in block:
-            found = _json_issues(block[key], f"{path}.{key}")
+            found = json_issues(block[key], f"{path}.{key}")
             issues.extend(found)
             if not found:
-                policy[key] = _json_copy(block[key])
+                policy[key] = json_copy(block[key])
     # Kept as a plain dict; the policy engine's own parser decides what is valid.
     errors = parse_tool_policy(policy, path)[1]
     issues.extend(ConfigIssue(error_path, message) for error_path, message in errors)
@@ -443,8 +384,8 @@ def config_to_dict(config: Config) -> dict[str, Any]:
         "web": {"fetch": _web_fetch_to_dict(config.web_fetch)},
     }
     if config.media is not None:
-        tools["media"] = _json_copy(config.media)
-    tools.update(_json_copy(config.tool_policy))
+        tools["media"] = json_copy(config.media)
+    tools.update(json_copy(config.tool_policy))
     return {"tools": tools, "agents": {"list": [_agent_to_dict(agent) for agent in config.agents]}}
 
 
@@ -489,8 +430,8 @@ def _agent_to_dict(agent: AgentConfig) -> dict[str, Any]:
     if agent.links is not None:
         tools["links"] = _links_to_dict(agent.links)
     if agent.media is not None:
-        tools["media"] = _json_copy(agent.media)
-    tools.update(_json_copy(agent.tool_policy))
+        tools["media"] = json_copy(agent.media)
+    tools.update(json_copy(agent.tool_policy))
     return {"id": agent.id, "tools": tools}
 
 
