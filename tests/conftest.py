@@ -32,8 +32,13 @@ def staff_client(client, staff_user):
 
 @pytest.fixture
 def in_memory_layer(settings) -> Iterator[None]:
-    """Consumers under test talk through a fresh in-memory channel layer."""
+    """Consumers under test talk through a fresh in-memory channel layer, in process.
+
+    Without Redis nothing goes to worker processes (``services.workers_enabled``), also when
+    the suite itself runs with ``REDIS_URL`` set.
+    """
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.REDIS_URL = None
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
