@@ -91,6 +91,17 @@ class OutcomeChart:
     def is_empty(self) -> bool:
         return self.peak == 0
 
+    @property
+    def y_ticks(self) -> list[dict[str, float]]:
+        """Gridlines at 0, half and the peak, with their y position in the SVG."""
+        if self.peak == 0:
+            return []
+        plot_height = self.plot_bottom - self.plot_top
+        return [
+            {"value": value, "y": round(self.plot_bottom - plot_height * value / self.peak, 2)}
+            for value in sorted({0, self.peak // 2, self.peak})
+        ]
+
 
 def bucket_starts(period: Period, now: datetime) -> list[datetime]:
     """Bucket start times covering the period, oldest first, aligned like ``Trunc*``.

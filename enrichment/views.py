@@ -34,20 +34,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "data": data,
         "periods": list(stats.PERIODS.values()),
         "outcomes": stats.CHART_OUTCOMES,
-        "y_ticks": _y_ticks(data.chart),
     }
     return render(request, "enrichment/overview.html", context)
-
-
-def _y_ticks(chart: stats.OutcomeChart) -> list[dict[str, float]]:
-    if chart.peak == 0:
-        return []
-    values = sorted({0, chart.peak // 2, chart.peak})
-    plot_height = chart.plot_bottom - chart.plot_top
-    return [
-        {"value": value, "y": round(chart.plot_bottom - plot_height * value / chart.peak, 2)}
-        for value in values
-    ]
 
 
 @dataclass(frozen=True)
