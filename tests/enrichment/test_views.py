@@ -468,3 +468,13 @@ def test_explain_too_long_message_is_400(user_client) -> None:
     response = user_client.get("/explain/", {"message": "x" * 20_001})
     assert response.status_code == 400
     assert "message: longer than 20000 characters" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_detail_of_a_disabled_run_does_not_claim_a_scope_decision(user_client) -> None:
+    from enrichment.models import Run as RunModel
+
+    run = RunModel.objects.create(outcome="disabled", original_body="http://example.com")
+    page = user_client.get(f"/decisions/{run.pk}/").content.decode()
+    assert "not checked (link understanding is off for this run)" in page
+    assert "decided by the default" not in page
