@@ -146,9 +146,13 @@ def test_dashboard_flow(live, browser_context, summarizer_stored) -> None:
     screenshot(page, "run-detail.png")
 
     # Explain a private URL: blocked, with the reason.
+    page.bring_to_front()  # autofocus only applies in the focused tab (a second one is open)
     page.click("nav.mainnav >> text=Explain")
     page.wait_for_url(re.compile(r"/explain/$"))
-    assert page.evaluate("document.activeElement.id") == "explain-message"
+    # The form is keyboard-first: the message field has focus without a click.
+    page.wait_for_function(
+        "document.activeElement && document.activeElement.id === 'explain-message'"
+    )
     page.keyboard.type("Look at http://10.0.0.5/")
     page.keyboard.press("Enter")
     page.wait_for_selector("#explain-result")
