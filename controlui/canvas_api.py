@@ -42,13 +42,18 @@ class IframeOut(Schema):
     title: str
 
 
-class RenderOut(Schema):
+class RenderedFields(Schema):
+    """What rendering assistant text yields (``Rendered.to_dict()``)."""
+
     text: str
     replyToId: str | None
     replyToCurrent: bool
     audioAsVoice: bool
     mediaUrls: list[str]
     blocks: list[dict[str, Any]]
+
+
+class RenderOut(RenderedFields):
     messageId: int | None
     iframes: list[IframeOut] = Field(
         description="How the dashboard frames each block (same order as blocks)."
@@ -70,19 +75,13 @@ class MessageIn(Schema):
     mediaUrls: list[MediaUrl] | None = Field(default=None, max_length=MAX_MEDIA_URLS)
 
 
-class MessageRecord(Schema):
+class MessageRecord(RenderedFields):
     id: int
     url: str
     createdAt: datetime
     sessionKey: str
     currentMessageId: str | None
     rawText: str
-    text: str
-    replyToId: str | None
-    replyToCurrent: bool
-    audioAsVoice: bool
-    mediaUrls: list[str]
-    blocks: list[dict[str, Any]]
 
 
 class MessagePage(Schema):
