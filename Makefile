@@ -9,7 +9,8 @@ DAPHNE_LIMITS := --websocket-max-message-size 33554432 --websocket-max-frame-siz
 
 .PHONY: run test install browser lint clean
 
-$(STAMP): pyproject.toml
+# The C fast path of link detection is compiled by the (editable) install: rebuild on change.
+$(STAMP): pyproject.toml enrichment/pipeline/_linkscan.c enrichment/pipeline/_linkscan_scan.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -41,4 +42,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache build enrichment/pipeline/*.so

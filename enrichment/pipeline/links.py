@@ -7,8 +7,12 @@ scanned. Each bare token loses trailing punctuation (never inside the query or
 fragment, balanced closers kept), must pass the SSRF host check (WHATWG-normalised
 host, no DNS), is deduped by exact string and returned as written.
 
-Speed: a message without "://" returns at once, markdown is parsed only in paragraphs
-holding "://", and host verdicts are remembered (they are pure: no DNS here).
+Speed: a message without "://" returns at once. The common message (plain links,
+images, autolinks, code spans, fences: ``simple_link_spans``) goes through a fast path
+that yields its tokens with their plain ASCII hosts: ``_linkscan.c`` when the install
+compiled it, else ``python_candidates`` (same answers; the tests hold both to the full
+scan). Other messages get the full CommonMark scan, only in paragraphs holding "://"
+and only as far as needed. Host verdicts are remembered (pure: no DNS here).
 
 >>> extract_links("see [docs](https://a.example/d) and (https://b.example/wiki/X_(y)), ok?")
 ['https://b.example/wiki/X_(y)']
@@ -27,6 +31,7 @@ from collections.abc import Callable, Iterator
 from enrichment.pipeline.markdown_spans import (
     markdown_link_spans,
     sanitized_pieces,
+    simple_link_spans,
     strip_markdown_links,
 )
 from enrichment.pipeline.ssrf import (
@@ -64,6 +69,9 @@ _OPENER_OF = {")": "(", "]": "[", "}": "{", ">": "<"}
 _TRIM_CANDIDATES = _TRAILING_PUNCTUATION | frozenset(_OPENER_OF)
 
 
+Candidate = tuple[str, str | None]  # a trimmed token, and its host if it is a plain URL
+
+
 def extract_links(
     message: str, max_links: object = DEFAULT_MAX_LINKS, policy: SsrfPolicy = DEFAULT_POLICY
 ) -> list[str]:
@@ -71,21 +79,71 @@ def extract_links(
         return []  # every bare token holds "://": most chat messages end here
     source = message.strip(JS_WHITESPACE)
     cap = resolve_max_links(max_links)
+    verdicts = _verdict_cache(policy)
     links: list[str] = []
     seen: set[str] = set()
-    for piece in sanitized_pieces(source, needle=_SCHEME_SEPARATOR):
-        if _SCHEME_SEPARATOR not in piece:
+    for token, host in _candidates(source):
+        if token in seen:
             continue
-        for raw in bare_tokens(piece):
-            token = trim_trailing_punctuation(raw)
-            if token in seen:
-                continue
-            seen.add(token)  # blocked tokens too: they would be blocked again
-            if is_fetchable(token, policy):
-                links.append(token)
-                if len(links) >= cap:
-                    return links
+        seen.add(token)  # blocked tokens too: they would be blocked again
+        if host is None:
+            fetchable = _verdict(_url_fetchable, token, policy, verdicts)
+        else:
+            fetchable = _verdict(_plain_host_fetchable, host, policy, verdicts)
+        if fetchable:
+            links.append(token)
+            if len(links) >= cap:
+                break
     return links
+
+
+def python_candidates(source: str) -> list[Candidate] | None:
+    """The tokens of a common message (see ``simple_link_spans``), as ``candidate`` pairs;
+    None when the message needs the full markdown scan. ``_linkscan`` does the same in C.
+    """
+    if "](" not in source and "<" not in source:
+        spans: list[tuple[int, int]] | None = []  # no inline link or autolink can exist
+    else:
+        spans = simple_link_spans(source)
+    if spans is None:
+        return None
+    edges = [0, *(edge for span in spans for edge in span), len(source)]
+    gaps = zip(edges[::2], edges[1::2], strict=True)  # the text between spans
+    return [
+        candidate(trim_trailing_punctuation(raw))
+        for start, end in gaps
+        for raw in bare_tokens(source[start:end])  # each span stands for a space
+    ]
+
+
+def _candidates(source: str) -> Iterator[Candidate]:
+    simple = _fast_candidates(source)
+    if simple is not None:
+        yield from simple
+        return
+    # The full parser, paragraph by paragraph, only as far as the caller reads.
+    for piece in sanitized_pieces(source, needle=_SCHEME_SEPARATOR):
+        for raw in bare_tokens(piece):
+            yield candidate(trim_trailing_punctuation(raw))
+
+
+try:  # the C fast path, built from _linkscan.c by pip install (see bench/links.py)
+    from enrichment.pipeline._linkscan import candidates as _fast_candidates
+except ImportError:  # no C compiler at install time: the same answers, slower
+    _fast_candidates = python_candidates
+
+
+def candidate(token: str) -> Candidate:
+    """``(token, host)`` for a plain ASCII URL (``_SIMPLE_URL``, port <= 65535), else
+    ``(token, None)``.
+
+    >>> candidate("https://Docs.example/a?b"), candidate("https://bücher.example/")
+    (('https://Docs.example/a?b', 'Docs.example'), ('https://bücher.example/', None))
+    """
+    simple = _SIMPLE_URL.fullmatch(token)
+    if simple is None or int(simple.group(2) or 0) > 65535:
+        return token, None
+    return token, simple.group(1)
 
 
 def bare_tokens(text: str) -> Iterator[str]:
@@ -113,10 +171,11 @@ def bare_tokens(text: str) -> Iterator[str]:
 
 
 _SIMPLE_URL = re.compile(
-    r"[hH][tT][tT][pP][sS]?://((?:[A-Za-z0-9-]+\.)*([A-Za-z0-9-]+))(?::(\d{1,5}))?(?:[/?#\\][!-~]*)?"
+    r"[hH][tT][tT][pP][sS]?://((?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+)(?::([0-9]{1,5}))?"
+    r"(?:[/?#\\][!-~]*)?"
 )
-_NUMERIC_LABEL = re.compile(r"\d+|0[xX][0-9A-Fa-f]*")
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"  # no leading zero: WHATWG reads those as octal
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0[xX][0-9A-Fa-f]*")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"  # no leading zero: WHATWG octal
 _CANONICAL_IPV4 = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}")
 
 
@@ -130,15 +189,11 @@ def is_fetchable(token: str, policy: SsrfPolicy = DEFAULT_POLICY) -> bool:
     scheme, port and path do not change how the host parses.
     Verdicts are pure functions of (host or token, policy), so recent ones are reused.
     """
-    simple = _SIMPLE_URL.fullmatch(token)
-    if simple is None or int(simple.group(3) or 0) > 65535:
-        return _verdict(_url_fetchable, token, policy)
-    host = simple.group(1).lower()
-    if ("xn--" in host or _NUMERIC_LABEL.fullmatch(simple.group(2))) and not (
-        _CANONICAL_IPV4.fullmatch(host)
-    ):
-        return _verdict(_host_url_fetchable, host, policy)
-    return _verdict(_host_fetchable, host, policy)
+    verdicts = _verdict_cache(policy)
+    host = candidate(token)[1]
+    if host is None:
+        return _verdict(_url_fetchable, token, policy, verdicts)
+    return _verdict(_plain_host_fetchable, host, policy, verdicts)
 
 
 def clear_verdict_cache() -> None:
@@ -149,19 +204,26 @@ def clear_verdict_cache() -> None:
 
 _CACHED_KEY_LIMIT = 512  # longer hosts or tokens are checked uncached (bounds memory)
 _DEFAULT_CACHE_SIZE = 4096
+_Check = Callable[[str, SsrfPolicy], bool]
+_Verdicts = dict[tuple[_Check, str], bool]
 # Verdicts under the default policy, keyed by (check, host) or (check, whole token).
-_default_verdicts: dict[tuple[Callable[[str, SsrfPolicy], bool], str], bool] = {}
+_default_verdicts: _Verdicts = {}
 
 
-def _verdict(check: Callable[[str, SsrfPolicy], bool], key: str, policy: SsrfPolicy) -> bool:
+def _verdict_cache(policy: SsrfPolicy) -> _Verdicts | None:
+    """The remembered verdicts that hold under ``policy`` (decided once per message)."""
+    return _default_verdicts if policy is DEFAULT_POLICY or policy == DEFAULT_POLICY else None
+
+
+def _verdict(check: _Check, key: str, policy: SsrfPolicy, verdicts: _Verdicts | None) -> bool:
     if len(key) > _CACHED_KEY_LIMIT:
         return check(key, policy)
-    if policy is DEFAULT_POLICY or policy == DEFAULT_POLICY:
-        verdict = _default_verdicts.get((check, key))
+    if verdicts is not None:
+        verdict = verdicts.get((check, key))
         if verdict is None:
-            if len(_default_verdicts) >= _DEFAULT_CACHE_SIZE:
-                _default_verdicts.clear()
-            verdict = _default_verdicts[check, key] = check(key, DEFAULT_POLICY)
+            if len(verdicts) >= _DEFAULT_CACHE_SIZE:
+                verdicts.clear()
+            verdict = verdicts[check, key] = check(key, DEFAULT_POLICY)
         return verdict
     try:
         return _cached_with_policy(check, key, policy)
@@ -176,16 +238,18 @@ def _cached_with_policy(
     return check(key, policy)
 
 
-def _host_fetchable(host: str, policy: SsrfPolicy) -> bool:
+def _plain_host_fetchable(host: str, policy: SsrfPolicy) -> bool:
+    """The verdict on the host of a plain ASCII URL (see ``is_fetchable``)."""
+    host = host.lower()
+    if ("xn--" in host or _NUMERIC_LABEL.fullmatch(host.rpartition(".")[2])) and not (
+        _CANONICAL_IPV4.fullmatch(host)
+    ):
+        return not check_url(f"http://{host}/", policy).blocked
     return not classify_host(host, policy).blocked
 
 
 def _url_fetchable(token: str, policy: SsrfPolicy) -> bool:
     return not check_url(token, policy).blocked
-
-
-def _host_url_fetchable(host: str, policy: SsrfPolicy) -> bool:
-    return not check_url(f"http://{host}/", policy).blocked
 
 
 def resolve_max_links(value: object) -> int:

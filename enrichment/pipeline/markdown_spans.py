@@ -66,6 +66,12 @@ _HTML_UNTIL = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _REFERENCE_LABEL = re.compile(r"\[((?:[^\[\]\\]|\\.){0,999})\]", re.DOTALL)
 _MAX_PAREN_DEPTH = 32  # micromark's limit for unbracketed destinations
+# The constructs of the common chat message, for ``simple_link_spans``: an inline link
+# or image whose label holds no bracket, backslash, backtick or "<" and whose resource
+# is simple; a code span between single backticks on one line.
+_SIMPLE_LINK = re.compile(r"\[[^\[\]\\`<\r\n]*\]" + _SIMPLE_RESOURCE.pattern)
+_SIMPLE_CODE_SPAN = re.compile(r"`[^`\r\n]+`(?!`)")
+_FENCE_MARKER = "`" * 3
 
 
 def strip_markdown_links(text: str) -> str:
@@ -117,6 +123,83 @@ def markdown_link_spans(text: str) -> list[tuple[int, int]]:
     definitions: set[str] = set()
     regions = [(_skip_definitions(text, s, e, definitions), e) for s, e in _paragraph_regions(text)]
     return [span for start, end in regions for span in _region_spans(text, start, end, definitions)]
+
+
+def simple_link_spans(text: str) -> list[tuple[int, int]] | None:
+    """``markdown_link_spans(text)`` for the common chat message, found with string
+    searches instead of a scan of every character; None when the text needs the parser.
+
+    The common message: no tab, carriage return, indented line, "~~~" fence or link
+    reference definition; "```" only as fences; and outside fences, every "[", "<" and
+    backtick opens a simple link, image, autolink or code span (``_SIMPLE_LINK``,
+    ``_AUTOLINK``, ``_SIMPLE_CODE_SPAN``) not preceded by a backslash. None of these
+    constructs crosses a line, and no bracket is ever left open, so paragraph breaks do
+    not matter and each construct is what the full scan finds at the same place.
+
+    >>> simple_link_spans("see [a](https://x) `[b](c)` <https://y>")
+    [(4, 18), (28, 39)]
+    >>> simple_link_spans("a [b] c") is None
+    True
+    """
+    if "\t" in text or "\r" in text or "~~~" in text:
+        return None
+    if "]:" in text and _DEFINITION_CANDIDATE.search(text):
+        return None
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while (fence := text.find(_FENCE_MARKER, start)) != -1:
+        line = text.rfind("\n", 0, fence) + 1
+        marker = _BACKTICKS.match(text, fence).group()  # type: ignore[union-attr]
+        content_end, next_line = _line_end(text, fence)
+        if (
+            fence - line > 3
+            or text[line:fence].strip(" ")
+            or "`" in text[fence + len(marker) : content_end]
+        ):
+            return None  # a run of three backticks that does not open a fence
+        if not _simple_paragraphs(text, start, line, spans):
+            return None
+        close = _closing_fence_line(text, marker, next_line)
+        start = _line_end(text, close)[1] if close is not None else len(text)
+    return spans if _simple_paragraphs(text, start, len(text), spans) else None
+
+
+def _simple_paragraphs(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    """Append the spans of ``text[start:end]`` (no fence inside); False if not simple."""
+    if text.startswith("    ", start) or text.find("\n    ", start, end) != -1:
+        return False  # maybe indented code
+    bracket, angle, tick = (_find_or_end(text, char, start, end) for char in "[<`")
+    while (at := min(bracket, angle, tick)) < end:
+        if at > start and text[at - 1] == "\\":
+            return False  # an escape: the full scanner decides what it means
+        char = text[at]
+        if char == "`":
+            match = _SIMPLE_CODE_SPAN.match(text, at, end)
+        elif char == "<":
+            match = _AUTOLINK.match(text, at, end)
+        else:
+            match = _SIMPLE_LINK.match(text, at, end)
+            if at > start and text[at - 1] == "!":
+                if at - 1 > start and text[at - 2] == "\\":
+                    return False
+                at -= 1  # an image
+        if match is None:
+            return False
+        after = match.end()
+        if char != "`":
+            spans.append((at, after))
+        if bracket < after:
+            bracket = _find_or_end(text, "[", after, end)
+        if angle < after:
+            angle = _find_or_end(text, "<", after, end)
+        if tick < after:
+            tick = _find_or_end(text, "`", after, end)
+    return True
+
+
+def _find_or_end(text: str, char: str, start: int, end: int) -> int:
+    found = text.find(char, start, end)
+    return end if found == -1 else found
 
 
 def _region_spans(text: str, start: int, end: int, definitions: set[str]) -> list[tuple[int, int]]:

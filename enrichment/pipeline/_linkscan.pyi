@@ -1,0 +1,3 @@
+"""The C fast path of link detection (``_linkscan.c``); see ``links.python_candidates``."""
+
+def candidates(text: str, /) -> list[tuple[str, str | None]] | None: ...
