@@ -153,6 +153,11 @@ def _quote(value: object) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
+# Resolving a policy costs (entries x tools): stored policies are bounded like requests.
+MAX_POLICY_NAMES = 1000  # per allow / alsoAllow / deny list
+MAX_PROVIDER_POLICIES = 200  # byProvider entries per tools object
+
+
 def _parse_policy_fields(
     obj: Mapping[str, object],
     path: str,
@@ -194,6 +199,9 @@ def _parse_names(
     if not isinstance(value, list | tuple):
         errors.append((f"{path}.{key}", "must be a list of strings"))
         return None
+    if len(value) > MAX_POLICY_NAMES:
+        errors.append((f"{path}.{key}", f"at most {MAX_POLICY_NAMES} entries (got {len(value)})"))
+        return None
     names: list[str] = []
     for index, item in enumerate(value):
         if isinstance(item, str):
@@ -208,6 +216,9 @@ def _parse_by_provider(
 ) -> dict[str, ProviderToolPolicy]:
     if not isinstance(value, Mapping):
         errors.append((path, "must be an object"))
+        return {}
+    if len(value) > MAX_PROVIDER_POLICIES:
+        errors.append((path, f"at most {MAX_PROVIDER_POLICIES} entries (got {len(value)})"))
         return {}
     entries: dict[str, ProviderToolPolicy] = {}
     for key, entry in value.items():

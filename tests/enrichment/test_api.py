@@ -379,6 +379,19 @@ def test_config_put_invalid_changes_nothing(staff_client) -> None:
     assert staff_client.get("/api/config").json() == before
 
 
+def test_config_put_refuses_oversized_tool_policy_lists_naming_the_limit(staff_client) -> None:
+    before = staff_client.get("/api/config").json()
+    huge = summarizer_config()
+    huge["tools"]["deny"] = [f"tool_{i}" for i in range(1001)]
+    huge["tools"]["byProvider"] = {f"provider{i}": {"profile": "minimal"} for i in range(201)}
+    response = staff_client.put("/api/config", huge, content_type="application/json")
+    assert response.status_code == 422
+    errors = response.json()["errors"]
+    assert "tools.deny: at most 1000 entries (got 1001)" in errors
+    assert "tools.byProvider: at most 200 entries (got 201)" in errors
+    assert staff_client.get("/api/config").json() == before
+
+
 def test_config_round_trip_is_identical(staff_client) -> None:
     document = {
         "tools": {
