@@ -14,25 +14,11 @@ definitions are recognised only so that their brackets do not pair; they are kep
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections.abc import Iterable, Iterator
 
-_END = r"(?=[\r\n]|\Z)"
-_LINE_END = re.compile(r"\r\n|\r|\n")
-# The kinds of line that may change block structure, tried in this order.
-_BLOCK_LINE_KINDS = (
-    r"(?P<blank>[ \t]*(?:\r\n|\r|\n|\Z))"
-    r"|(?P<indented> {4}| {0,3}\t)"
-    r"|(?P<fence> {0,3}(?P<marker>`{3,}(?=[^`\r\n]*" + _END + ")|~{3,}))"
-    r"|(?P<heading> {0,3}#{1,6}(?:[ \t]|" + _END + "))"
-    r"|(?P<rule> {0,3}(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,}|-+[ \t]*|=+[ \t]*)"
-    + _END
-    + ")"
-)
-_BLOCK_LINE = re.compile(_BLOCK_LINE_KINDS)
-# After a "\n": a literal first character lets the regex engine skip ordinary lines fast.
-_BLOCK_LINE_AFTER_NEWLINE = re.compile(r"\n(?:" + _BLOCK_LINE_KINDS + ")")
+from enrichment.pipeline.markdown_blocks import closing_fence_line, line_end, paragraph_regions
+
 # "(dest)" or '(dest "title")' with nothing to unescape or balance, in one match.
 _SIMPLE_RESOURCE = re.compile(
     r'\((?:[^\x00-\x20\x7f()\\<][^\x00-\x20\x7f()\\]*(?:[ \t]+"[^"\\\r\n]*")?)?\)'
@@ -101,7 +87,7 @@ def sanitized_pieces(text: str, needle: str | None = None) -> Iterator[str]:
         yield text  # no inline link or autolink can exist (or matter): skip the parse
         return
     definitions: set[str] = set()
-    regions: Iterable[tuple[int, int]] = _paragraph_regions(text)
+    regions: Iterable[tuple[int, int]] = paragraph_regions(text)
     if "]:" in text and _DEFINITION_CANDIDATE.search(text):
         regions = [(_skip_definitions(text, s, e, definitions), e) for s, e in regions]
     cursor = 0
@@ -121,7 +107,7 @@ def sanitized_pieces(text: str, needle: str | None = None) -> Iterator[str]:
 def markdown_link_spans(text: str) -> list[tuple[int, int]]:
     """Outermost ``[start, end)`` spans of inline links, images and autolinks, in order."""
     definitions: set[str] = set()
-    regions = [(_skip_definitions(text, s, e, definitions), e) for s, e in _paragraph_regions(text)]
+    regions = [(_skip_definitions(text, s, e, definitions), e) for s, e in paragraph_regions(text)]
     return [span for start, end in regions for span in _region_spans(text, start, end, definitions)]
 
 
@@ -150,7 +136,7 @@ def simple_link_spans(text: str) -> list[tuple[int, int]] | None:
     while (fence := text.find(_FENCE_MARKER, start)) != -1:
         line = text.rfind("\n", 0, fence) + 1
         marker = _BACKTICKS.match(text, fence).group()  # type: ignore[union-attr]
-        content_end, next_line = _line_end(text, fence)
+        content_end, next_line = line_end(text, fence)
         if (
             fence - line > 3
             or text[line:fence].strip(" ")
@@ -159,8 +145,8 @@ def simple_link_spans(text: str) -> list[tuple[int, int]] | None:
             return None  # a run of three backticks that does not open a fence
         if not _simple_paragraphs(text, start, line, spans):
             return None
-        close = _closing_fence_line(text, marker, next_line)
-        start = _line_end(text, close)[1] if close is not None else len(text)
+        close = closing_fence_line(text, marker, next_line)
+        start = line_end(text, close)[1] if close is not None else len(text)
     return spans if _simple_paragraphs(text, start, len(text), spans) else None
 
 
@@ -213,77 +199,6 @@ def _region_spans(text: str, start: int, end: int, definitions: set[str]) -> lis
         if not outermost or span[0] >= outermost[-1][1]:
             outermost.append(span)
     return outermost
-
-
-def _line_end(text: str, pos: int) -> tuple[int, int]:
-    """(end of content, start of next line) for the line starting at ``pos``."""
-    match = _LINE_END.search(text, pos)
-    return (match.start(), match.end()) if match else (len(text), len(text))
-
-
-def _paragraph_regions(text: str) -> Iterator[tuple[int, int]]:
-    """Spans of text that get inline parsing: paragraphs and headings, minus code.
-
-    Only lines that could change block structure are visited (blank, indented, fence,
-    heading, thematic break or setext underline); everything between is paragraph text.
-    Lists and block quotes are treated as paragraph text, which leaves spans unchanged.
-    """
-    region_start = pos = 0
-    while (found := _next_block_line(text, pos)) is not None:
-        block, line = found
-        if line >= len(text):
-            break
-        _content_end, next_line = _line_end(text, line)
-        pos = next_line if next_line > line else len(text)
-        in_paragraph = line > region_start
-        kind = block.lastgroup
-        if kind == "blank":
-            cut = (line, next_line)
-        elif kind == "indented":
-            if in_paragraph:
-                continue  # indented code cannot interrupt a paragraph
-            cut = (line, next_line)
-        elif kind == "fence":
-            close = _closing_fence_line(text, block.group("marker"), next_line)
-            cut = (line, _line_end(text, close)[1] if close is not None else len(text))
-        elif kind == "heading":
-            if line > region_start:
-                yield region_start, line
-            cut = (next_line, next_line)
-            region_start = line
-        elif kind == "rule" and (in_paragraph or text[line] != "="):
-            cut = (line, next_line)
-        else:
-            continue
-        if cut[0] > region_start:
-            yield region_start, cut[0]
-        region_start = pos = cut[1]
-    if len(text) > region_start:
-        yield region_start, len(text)
-
-
-def _next_block_line(text: str, pos: int) -> tuple[re.Match[str], int] | None:
-    """The first block-changing line at or after ``pos`` and its start (0 or after "\n")."""
-    if pos == 0 or text[pos - 1] == "\n":
-        block = _BLOCK_LINE.match(text, pos)
-        if block is not None:
-            return block, pos
-    block = _BLOCK_LINE_AFTER_NEWLINE.search(text, pos)
-    return (block, block.start() + 1) if block is not None else None
-
-
-def _closing_fence_line(text: str, marker: str, pos: int) -> int | None:
-    """Start of the first line at or after ``pos`` (> 0) that closes a ``marker`` fence."""
-    # Search from the "\n" ending the previous line, so a line starting at pos counts.
-    start = pos - 1 if text[pos - 1] == "\n" else pos
-    close = _closing_fence(marker).search(text, start)
-    return close.start() + 1 if close is not None else None
-
-
-@functools.cache
-def _closing_fence(marker: str) -> re.Pattern[str]:
-    # A literal "\n" first lets the regex engine skip ahead; a MULTILINE "^" does not.
-    return re.compile(rf"\n {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*{_END}")
 
 
 def _skip_space(text: str, pos: int, end: int) -> int:
