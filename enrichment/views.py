@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,6 +15,7 @@ from controlui.errors import InvalidInput, NotFound
 from enrichment import selectors, stats
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.models import Run
+from enrichment.pipeline import media_summary
 
 HISTORY_PAGE_SIZE = 50
 # The "Newer" link walks back through the cursors of the pages seen before; the trail is
@@ -136,14 +137,72 @@ def body_parts(run: Run) -> BodyParts:
     return BodyParts(run.original_body, enriched, "")
 
 
-def _media_rows(run: Run) -> list[list[tuple[str, str]]]:
-    rows = []
-    for item in run.media or []:
-        if isinstance(item, dict):
-            rows.append([(str(key), _plain(value)) for key, value in item.items()])
-        else:
-            rows.append([("value", _plain(item))])
-    return rows
+@dataclass(frozen=True)
+class MediaAttachmentView:
+    index: object
+    attempts: list[dict[str, object]]
+
+
+@dataclass(frozen=True)
+class MediaCard:
+    """One recorded media decision as the run page shows it; ``raw`` for a record of an
+    unknown shape (shown key by key instead)."""
+
+    capability: str = ""
+    outcome: str = ""
+    summary: str = ""
+    matched_rule: object = None
+    attachments: list[MediaAttachmentView] = field(default_factory=list)
+    files: list[dict[str, object]] = field(default_factory=list)
+    raw: list[tuple[str, str]] = field(default_factory=list)
+
+
+def media_cards(records: object) -> list[MediaCard]:
+    """``Run.media`` (capability decisions, then the file-extraction record) as cards."""
+    cards = []
+    for record in records if isinstance(records, list) else []:
+        if not isinstance(record, dict) or not isinstance(record.get("capability"), str):
+            items = record.items() if isinstance(record, dict) else [("value", record)]
+            cards.append(MediaCard(raw=[(str(key), _plain(value)) for key, value in items]))
+            continue
+        attachments = [
+            MediaAttachmentView(item.get("attachmentIndex"), _attempt_views(item))
+            for item in record.get("attachments") or []
+            if isinstance(item, dict)
+        ]
+        files = [item for item in record.get("files") or [] if isinstance(item, dict)]
+        cards.append(
+            MediaCard(
+                capability=record["capability"],
+                outcome=str(record.get("outcome", "")),
+                summary=media_summary.summary_line(record),
+                matched_rule=record.get("matchedRule"),
+                attachments=attachments,
+                files=files,
+            )
+        )
+    return cards
+
+
+def _attempt_views(attachment: dict[str, Any]) -> list[dict[str, object]]:
+    chosen = attachment.get("chosen")
+    attempts = [item for item in attachment.get("attempts") or [] if isinstance(item, dict)]
+    if isinstance(chosen, dict) and chosen not in attempts:
+        attempts.append(chosen)  # recorded as chosen only
+    return [
+        {
+            "outcome": str(item.get("outcome", "")),
+            "label": "/".join(str(item[key]) for key in ("provider", "model") if item.get(key))
+            or str(item.get("type", "")),
+            "chosen": item == chosen,
+            "argv": [str(arg) for arg in item.get("argv") or [] if arg is not None],
+            "reason": item.get("reason"),
+            "exit_code": item.get("exitCode"),
+            "duration_ms": item.get("durationMs"),
+            "stderr_tail": item.get("stderrTail"),
+        }
+        for item in attempts
+    ]
 
 
 def _plain(value: object) -> str:
@@ -171,7 +230,8 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             for row in url_rows
         ],
         "matched_rule": matched_scope_rule(run),
-        "media_rows": _media_rows(run),
+        "media_cards": media_cards(run.media),
+        "media_status": media_summary.status_line(run.media or []),
         "filter_query": urlencode(filters.as_params()),
         "newer_id": newer,
         "older_id": older,

@@ -315,7 +315,7 @@ def test_history_query_count_is_constant(user_client, django_assert_num_queries,
 
 
 def test_detail_shows_bodies_urls_and_attempts(user_client) -> None:
-    run = make_run(media=[{"kind": "image", "decision": "described", "bytes": 2048}])
+    run = make_run()
     html = user_client.get(f"/decisions/{run.pk}/").content.decode()
     assert '<pre id="body-original">  see https://example.com/a  </pre>' in html
     assert 'see https://example.com/a<mark class="diff-added"' in html
@@ -327,7 +327,64 @@ def test_detail_shows_bodies_urls_and_attempts(user_client) -> None:
     assert "exit 3 · 40 ms" in html
     assert "boom: upstream said no" in html
     assert '<code class="argv">summarize --url https://example.com/a0</code>' in html
-    assert "<dt>kind</dt><dd>image</dd>" in html and "<dt>bytes</dt><dd>2048</dd>" in html
+
+
+def test_detail_shows_media_decisions_with_status_line_and_timeline(user_client) -> None:
+    failed = {
+        "type": "cli",
+        "outcome": "failed",
+        "argv": ["describe", "--in", "/tmp/m/photo.jpg"],
+        "exitCode": 2,
+        "durationMs": 31,
+        "reason": "exit code 2",
+        "stderrTail": "<script>alert(1)</script>",
+    }
+    chosen = {"type": "provider", "outcome": "success", "provider": "openai", "model": "gpt-4o"}
+    media = [
+        {
+            "capability": "image",
+            "outcome": "success",
+            "attachments": [{"attachmentIndex": 0, "attempts": [failed, chosen], "chosen": chosen}],
+        },
+        {"capability": "audio", "outcome": "scope-deny", "attachments": [], "matchedRule": 1},
+        {
+            "capability": "file",
+            "outcome": "success",
+            "attachments": [],
+            "files": [
+                {"attachmentIndex": 1, "name": "notes.csv", "mime": "text/csv", "skipped": None},
+                {
+                    "attachmentIndex": 2,
+                    "name": "blob.bin",
+                    "mime": "application/octet-stream",
+                    "skipped": "binary",
+                },
+            ],
+        },
+        {"legacy": "shape", "bytes": 2048},
+    ]
+    html = user_client.get(f"/decisions/{make_run(media=media).pk}/").content.decode()
+    assert (
+        '<p class="card media-status" id="media-status">📎 Media: image ok (openai/gpt-4o)' in html
+    )
+    assert "audio denied</p>" in html
+    assert (
+        '<code class="media-summary">image: success (1/1) via openai/gpt-4o reason=exit code 2'
+        in html
+    )
+    assert "audio: scope-deny</code> · scope rule #1" in html
+    assert '<code class="argv">describe --in /tmp/m/photo.jpg</code>' in html
+    assert "exit 2 · 31 ms" in html
+    assert 'class="outcome-success chosen"' in html and "<code>openai/gpt-4o</code>" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert "<td>notes.csv</td>" in html and "appended</span>" in html
+    assert '<span class="badge badge-skipped">skipped</span> binary' in html
+    assert "<dt>legacy</dt><dd>shape</dd>" in html and "<dt>bytes</dt><dd>2048</dd>" in html
+
+
+def test_detail_without_media_has_no_media_section(user_client) -> None:
+    html = user_client.get(f"/decisions/{make_run().pk}/").content.decode()
+    assert "Media decisions" not in html and "media-status" not in html
 
 
 def test_detail_blocked_url_shows_reason(user_client) -> None:
