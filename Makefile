@@ -40,6 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(CC) -fsyntax-only -Wall -Wextra -Werror -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" enrichment/pipeline/_linkscan.c
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache build enrichment/pipeline/*.so
