@@ -113,22 +113,36 @@ def test_many_spans_and_wide_strings() -> None:
         assert fast == full_candidates(message)
 
 
+HOSTILE_INPUTS = [
+    "\x00http://a.example/\x00[a](http://b.example/)",
+    "\ud800 http://a.example/ [\udfff](http://b.example/)",
+    "http://" + "a." * 50_000 + "example/",
+    "https://" + "9" * 100_000,
+    "http://x.example:" + "1" * 100_000,
+    "[" + "a" * 100_000 + '](http://x.example/ "' + "t" * 100_000 + '")',
+    "```\n" * 50_000,
+    "``` x\n" + "http://a.example/\n" * 10_000,
+    "<" + "a" * 40 + ":" + "b" * 100_000 + ">",
+    "http://a.example/" + ")" * 100_000,
+    "http://a.example/" + "(" * 50_000 + ")" * 50_001 + ".",
+    "`" + " http://a.example/" * 10_000,
+    "[",
+    "<",
+    "`",
+    "```",
+    "[a](",
+    "![",
+    "http://",
+    '[a](b "',
+    "\n```",
+    "<a:",
+    "",
+]
+
+
 @pytest.mark.parametrize(
     "message",
-    [
-        "\x00http://a.example/\x00[a](http://b.example/)",
-        "\ud800 http://a.example/ [\udfff](http://b.example/)",
-        "http://" + "a." * 50_000 + "example/",
-        "https://" + "9" * 100_000,
-        "http://x.example:" + "1" * 100_000,
-        "[" + "a" * 100_000 + '](http://x.example/ "' + "t" * 100_000 + '")',
-        "```\n" * 50_000,
-        "``` x\n" + "http://a.example/\n" * 10_000,
-        "<" + "a" * 40 + ":" + "b" * 100_000 + ">",
-        "http://a.example/" + ")" * 100_000,
-        "http://a.example/" + "(" * 50_000 + ")" * 50_001 + ".",
-        "`" + " http://a.example/" * 10_000,
-    ],
+    HOSTILE_INPUTS,
     ids=[
         "nul",
         "lone surrogates",
@@ -142,6 +156,17 @@ def test_many_spans_and_wide_strings() -> None:
         "closers",
         "balanced closers",
         "unpaired backtick",
+        "lone bracket",
+        "lone angle",
+        "lone backtick",
+        "lone fence",
+        "unclosed resource",
+        "lone image opener",
+        "bare scheme",
+        "unclosed title",
+        "fence after newline",
+        "unclosed autolink",
+        "empty",
     ],
 )
 def test_hostile_input_agrees_with_the_full_scan(message: str) -> None:
