@@ -3,7 +3,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
+from django.db import connections
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Before the last test's teardown drops the test databases, close the connections
+    that async code opened in asgiref's worker thread (kept by CONN_MAX_AGE): PostgreSQL
+    refuses to drop a database that still has sessions."""
+    if nextitem is None:
+        SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
 
 
 @pytest.fixture
