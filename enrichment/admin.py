@@ -25,7 +25,8 @@ from enrichment.models import (
     ScopeRule,
     UrlDecision,
 )
-from enrichment.pipeline.config import ConfigError, parse_config
+from enrichment.pipeline.config import ConfigError
+from enrichment.pipeline.config_parser import parse_config
 from enrichment.pipeline.media_config import parse_media_config
 from enrichment.pipeline.policy import parse_tool_policy
 from enrichment.pipeline.scope import normalize_chat_type

@@ -13,8 +13,8 @@ from enrichment.pipeline.config import (
     ConfigError,
     config_to_dict,
     effective_links_config,
-    parse_config,
 )
+from enrichment.pipeline.config_parser import parse_config
 from enrichment.pipeline.linkrun import LinkPlan, explain_links
 from enrichment.pipeline.links import bare_tokens, trim_trailing_punctuation
 from enrichment.pipeline.scope import ScopeConfig, scope_to_dict

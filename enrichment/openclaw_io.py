@@ -13,7 +13,7 @@ import with one note per dropped section, so an operator can see what was left b
     ['gateway: not a Control UI setting, ignored', 'tools.exec: not a Control UI setting, ignored']
 
 Validation is not done here: the document goes through ``services.config_replace`` (or
-``pipeline.config.parse_config``), which names every path at fault.
+``pipeline.config_parser.parse_config``), which names every path at fault.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from typing import Any
 
 from controlui.errors import InvalidInput
 from enrichment import services
-from enrichment.pipeline.config import Config, ConfigError, parse_config
+from enrichment.pipeline.config import Config, ConfigError
+from enrichment.pipeline.config_parser import parse_config
 from enrichment.pipeline.policy import (
     Removal,
     ToolPolicyConfig,

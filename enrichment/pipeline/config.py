@@ -1,9 +1,8 @@
-"""The enrichment configuration: frozen values parsed from the OpenClaw-shaped document.
+"""The enrichment configuration: frozen values of the OpenClaw-shaped document.
 
-``parse_config`` validates the whole document and reports *every* problem at once as a
-``ConfigError`` whose ``errors`` name their JSON path, e.g.
-``tools.links.scope.rules[2].match.chatType: unknown chat type "room"``. ``config_to_dict``
-writes the same camelCase shape back; parse -> to_dict -> parse gives an equal ``Config``.
+``config_parser.parse_config`` reads a document into these values (reporting every
+problem with its JSON path); ``config_to_dict`` writes the same camelCase shape back;
+parse -> to_dict -> parse gives an equal ``Config``.
 
 ``tools.media`` and the tool-policy keys (``profile``, ``allow``, ``alsoAllow``, ``deny``,
 ``byProvider``) are kept as opaque, JSON-checked values here; their own parsers live elsewhere.
@@ -20,26 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from enrichment.pipeline.config_readers import (
-    Number,
-    json_copy,
-    json_issues,
-    read_bool,
-    read_int,
-    read_number,
-    read_object,
-)
-from enrichment.pipeline.media_config import parse_media_config
-from enrichment.pipeline.policy import parse_tool_policy
+from enrichment.pipeline.config_readers import Number, json_copy
 from enrichment.pipeline.scope import ConfigIssue as ConfigIssue  # re-exported
-from enrichment.pipeline.scope import (
-    ScopeConfig,
-    parse_scope,
-    scope_to_dict,
-    unknown_key_issues,
-)
+from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
 from enrichment.pipeline.ssrf import SsrfPolicy
-from enrichment.pipeline.templates import find_template_errors
 
 DEFAULT_MAX_LINKS = 3
 DEFAULT_TIMEOUT_SECONDS = 30
@@ -48,7 +31,7 @@ DEFAULT_USER_AGENT = (
     "(KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36"
 )
 TOOL_POLICY_KEYS = ("profile", "allow", "alsoAllow", "deny", "byProvider")
-_LINKS_FIELDS = {
+LINKS_FIELDS = {
     "enabled": "enabled",
     "maxLinks": "max_links",
     "timeoutSeconds": "timeout_seconds",
@@ -56,17 +39,13 @@ _LINKS_FIELDS = {
     "scope": "scope",
     "models": "models",
 }
-_MODEL_KEYS = frozenset({"type", "command", "args", "timeoutSeconds"})
-_WEB_FETCH_INTS = {  # key -> (field, minimum)
+WEB_FETCH_INTS = {  # key -> (field, minimum)
     "maxChars": ("max_chars", 1),
     "maxCharsCap": ("max_chars_cap", 1),
     "maxResponseBytes": ("max_response_bytes", 1),
     "timeoutSeconds": ("timeout_seconds", 1),
     "maxRedirects": ("max_redirects", 0),
 }
-_WEB_FETCH_KEYS = frozenset({*_WEB_FETCH_INTS, "cacheTtlMinutes", "userAgent", "ssrfPolicy"})
-_TOOLS_KEYS = frozenset({"links", "media", "web", *TOOL_POLICY_KEYS})
-_AGENT_TOOLS_KEYS = frozenset({"links", "media", *TOOL_POLICY_KEYS})
 
 
 @dataclass(frozen=True)
@@ -152,228 +131,6 @@ def default_config() -> Config:
     return Config(links=LinksConfig(models=(model,)))
 
 
-# --- parsing ----------------------------------------------------------------------------------
-
-
-def parse_config(doc: Mapping[str, object]) -> Config:
-    """Validate and convert a whole config document; raise ``ConfigError`` listing all issues."""
-    issues: list[ConfigIssue] = []
-    config = Config()
-    root = read_object(doc, "config", issues)
-    if root is not None:
-        issues.extend(unknown_key_issues(root, frozenset({"tools", "agents"}), "config"))
-        config = _parse_tools(root.get("tools", {}), issues)
-        agents = _parse_agents(root.get("agents", {}), issues)
-        config = dataclasses.replace(config, agents=agents)
-    if issues:
-        raise ConfigError(issues)
-    return config
-
-
-def _parse_tools(value: object, issues: list[ConfigIssue]) -> Config:
-    tools = read_object(value, "tools", issues)
-    if tools is None:
-        return Config()
-    issues.extend(unknown_key_issues(tools, _TOOLS_KEYS, "tools"))
-    links = LinksConfig(**_parse_links_block(tools.get("links", {}), "tools.links", issues))
-    web_fetch = WebFetchConfig()
-    web = read_object(tools.get("web", {}), "tools.web", issues)
-    if web is not None:
-        issues.extend(unknown_key_issues(web, frozenset({"fetch"}), "tools.web"))
-        web_fetch = _parse_web_fetch(web.get("fetch", {}), "tools.web.fetch", issues)
-    return Config(
-        links=links,
-        web_fetch=web_fetch,
-        media=_opaque_object(tools, "media", "tools", issues),
-        tool_policy=_tool_policy(tools, "tools", issues),
-    )
-
-
-def _parse_links_block(value: object, path: str, issues: list[ConfigIssue]) -> dict[str, Any]:
-    """The keys present in a links block, as dataclass field values."""
-    block = read_object(value, path, issues)
-    if block is None:
-        return {}
-    issues.extend(unknown_key_issues(block, frozenset(_LINKS_FIELDS), path))
-    fields: dict[str, Any] = {}
-    for key, raw in block.items():
-        if key in _LINKS_FIELDS:
-            parsed = _links_value(key, raw, f"{path}.{key}", issues)
-            if parsed is not None:
-                fields[_LINKS_FIELDS[key]] = parsed
-    return fields
-
-
-def _links_value(key: str, value: object, path: str, issues: list[ConfigIssue]) -> object:
-    if key == "enabled":
-        return read_bool(value, path, issues)
-    if key in ("maxLinks", "concurrency"):
-        return read_int(value, path, 1, issues)
-    if key == "timeoutSeconds":
-        return read_number(value, path, 1, issues)
-    if key == "scope":
-        return _scope(value, path, issues)
-    return _models(value, path, issues)
-
-
-def _scope(value: object, path: str, issues: list[ConfigIssue]) -> ScopeConfig | None:
-    scope, scope_issues = parse_scope(value, path)
-    issues.extend(scope_issues)
-    return scope
-
-
-def _models(value: object, path: str, issues: list[ConfigIssue]) -> tuple[LinkModel, ...] | None:
-    if not isinstance(value, list):
-        issues.append(ConfigIssue(path, "must be a list"))
-        return None
-    models = [_model(item, f"{path}[{index}]", issues) for index, item in enumerate(value)]
-    return tuple(model for model in models if model is not None)
-
-
-def _model(value: object, path: str, issues: list[ConfigIssue]) -> LinkModel | None:
-    entry = read_object(value, path, issues)
-    if entry is None:
-        return None
-    issues.extend(unknown_key_issues(entry, _MODEL_KEYS, path))
-    model_type = entry.get("type", "cli")
-    if model_type != "cli":
-        issues.append(ConfigIssue(f"{path}.type", f"unsupported model type {model_type!r}"))
-    command = entry.get("command")
-    if not isinstance(command, str) or not command.strip():
-        issues.append(ConfigIssue(f"{path}.command", "must be a non-empty string"))
-        command = ""
-    args = _args(entry.get("args", []), f"{path}.args", issues)
-    timeout = None
-    if "timeoutSeconds" in entry:
-        timeout = read_number(entry["timeoutSeconds"], f"{path}.timeoutSeconds", 1, issues)
-    return LinkModel(command.strip(), args, timeout)
-
-
-def _args(value: object, path: str, issues: list[ConfigIssue]) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        issues.append(ConfigIssue(path, "must be a list of strings"))
-        return ()
-    for index, arg in enumerate(value):
-        if not isinstance(arg, str):
-            issues.append(ConfigIssue(f"{path}[{index}]", "must be a string"))
-            continue
-        for error in find_template_errors(arg):
-            issues.append(ConfigIssue(f"{path}[{index}]", f"malformed template: {error}"))
-    return tuple(arg for arg in value if isinstance(arg, str))
-
-
-def _parse_web_fetch(value: object, path: str, issues: list[ConfigIssue]) -> WebFetchConfig:
-    block = read_object(value, path, issues)
-    if block is None:
-        return WebFetchConfig()
-    issues.extend(unknown_key_issues(block, _WEB_FETCH_KEYS, path))
-    fields: dict[str, Any] = {}
-    for key, (name, minimum) in _WEB_FETCH_INTS.items():
-        if key in block:
-            fields[name] = read_int(block[key], f"{path}.{key}", minimum, issues)
-    if "cacheTtlMinutes" in block:
-        fields["cache_ttl_minutes"] = read_number(
-            block["cacheTtlMinutes"], f"{path}.cacheTtlMinutes", 0, issues
-        )
-    if "userAgent" in block:
-        agent = block["userAgent"]
-        if isinstance(agent, str) and agent.strip():
-            fields["user_agent"] = agent
-        else:
-            issues.append(ConfigIssue(f"{path}.userAgent", "must be a non-empty string"))
-    if "ssrfPolicy" in block:
-        fields["ssrf_policy"] = _ssrf_policy(block["ssrfPolicy"], f"{path}.ssrfPolicy", issues)
-    return WebFetchConfig(**{name: value for name, value in fields.items() if value is not None})
-
-
-def _ssrf_policy(value: object, path: str, issues: list[ConfigIssue]) -> SsrfPolicy | None:
-    raw = read_object(value, path, issues)
-    if raw is None:
-        return None
-    try:
-        return SsrfPolicy.from_dict(raw)
-    except ValueError as error:
-        issues.append(ConfigIssue(path, str(error)))
-        return None
-
-
-def _parse_agents(value: object, issues: list[ConfigIssue]) -> tuple[AgentConfig, ...]:
-    agents = read_object(value, "agents", issues)
-    if agents is None:
-        return ()
-    issues.extend(unknown_key_issues(agents, frozenset({"list"}), "agents"))
-    entries = agents.get("list", [])
-    if not isinstance(entries, list):
-        issues.append(ConfigIssue("agents.list", "must be a list"))
-        return ()
-    parsed: list[AgentConfig] = []
-    for index, entry in enumerate(entries):
-        agent = _parse_agent(entry, f"agents.list[{index}]", issues)
-        if agent is not None and any(known.id == agent.id for known in parsed):
-            issues.append(
-                ConfigIssue(f"agents.list[{index}].id", f'duplicate agent id "{agent.id}"')
-            )
-        elif agent is not None:
-            parsed.append(agent)
-    return tuple(parsed)
-
-
-def _parse_agent(value: object, path: str, issues: list[ConfigIssue]) -> AgentConfig | None:
-    entry = read_object(value, path, issues)
-    if entry is None:
-        return None
-    issues.extend(unknown_key_issues(entry, frozenset({"id", "tools"}), path))
-    agent_id = entry.get("id")
-    if not isinstance(agent_id, str) or not agent_id.strip():
-        issues.append(ConfigIssue(f"{path}.id", "must be a non-empty string"))
-        return None
-    tools = read_object(entry.get("tools", {}), f"{path}.tools", issues)
-    if tools is None:
-        return AgentConfig(agent_id)
-    issues.extend(unknown_key_issues(tools, _AGENT_TOOLS_KEYS, f"{path}.tools"))
-    links = None
-    if "links" in tools:
-        links = LinksOverride(**_parse_links_block(tools["links"], f"{path}.tools.links", issues))
-    return AgentConfig(
-        id=agent_id,
-        links=links,
-        media=_opaque_object(tools, "media", f"{path}.tools", issues),
-        tool_policy=_tool_policy(tools, f"{path}.tools", issues),
-    )
-
-
-def _opaque_object(
-    block: Mapping[str, object], key: str, path: str, issues: list[ConfigIssue]
-) -> dict[str, Any] | None:
-    if key not in block:
-        return None
-    value = read_object(block[key], f"{path}.{key}", issues)
-    if value is None:
-        return None
-    found = json_issues(value, f"{path}.{key}")
-    if not found:
-        # The media block stays a plain dict here; its own parser validates it.
-        found = parse_media_config(value, f"{path}.{key}")[1]
-    issues.extend(found)
-    return None if found else dict(json_copy(value))
-
-
-def _tool_policy(
-    block: Mapping[str, object], path: str, issues: list[ConfigIssue]
-) -> dict[str, Any]:
-    policy: dict[str, Any] = {}
-    for key in TOOL_POLICY_KEYS:
-        if key in block:
-            found = json_issues(block[key], f"{path}.{key}")
-            issues.extend(found)
-            if not found:
-                policy[key] = json_copy(block[key])
-    # Kept as a plain dict; the policy engine's own parser decides what is valid.
-    errors = parse_tool_policy(policy, path)[1]
-    issues.extend(ConfigIssue(error_path, message) for error_path, message in errors)
-    return policy
-
-
 # --- writing and merging --------------------------------------------------------------------
 
 
@@ -392,7 +149,7 @@ def config_to_dict(config: Config) -> dict[str, Any]:
 def _links_to_dict(links: LinksConfig | LinksOverride) -> dict[str, Any]:
     """Write the links keys whose value is set (None = absent / derived default)."""
     result: dict[str, Any] = {}
-    for key, name in _LINKS_FIELDS.items():
+    for key, name in LINKS_FIELDS.items():
         value = getattr(links, name)
         if value is None:
             continue
@@ -417,7 +174,7 @@ def _model_to_dict(model: LinkModel) -> dict[str, Any]:
 
 def _web_fetch_to_dict(web_fetch: WebFetchConfig) -> dict[str, Any]:
     result: dict[str, Any] = {
-        key: getattr(web_fetch, name) for key, (name, _minimum) in _WEB_FETCH_INTS.items()
+        key: getattr(web_fetch, name) for key, (name, _minimum) in WEB_FETCH_INTS.items()
     }
     result["cacheTtlMinutes"] = web_fetch.cache_ttl_minutes
     result["userAgent"] = web_fetch.user_agent
@@ -451,7 +208,7 @@ def effective_links_config(config: Config, agent_id: str | None) -> LinksConfig:
         return config.links
     present = {
         name: value
-        for name in _LINKS_FIELDS.values()
+        for name in LINKS_FIELDS.values()
         if (value := getattr(agent.links, name)) is not None
     }
     return dataclasses.replace(config.links, **present)

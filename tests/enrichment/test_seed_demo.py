@@ -34,7 +34,7 @@ from enrichment.management.commands.seed_demo import (
     PAGES_DIR,
     spread_timestamps,
 )
-from enrichment.pipeline.config import parse_config
+from enrichment.pipeline.config_parser import parse_config
 from enrichment.pipeline.links import extract_links
 from tests.enrichment.conftest import summarizer_config
 

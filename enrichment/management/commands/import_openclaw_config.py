@@ -11,7 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controlui.errors import InvalidInput
 from enrichment.openclaw_io import OpenClawFileError, openclaw_load, openclaw_to_config
-from enrichment.pipeline.config import ConfigError, parse_config
+from enrichment.pipeline.config import ConfigError
+from enrichment.pipeline.config_parser import parse_config
 from enrichment.services import config_replace
 
 

@@ -21,8 +21,8 @@ from enrichment.pipeline.config import (
     default_config,
     effective_links_config,
     effective_media_config,
-    parse_config,
 )
+from enrichment.pipeline.config_parser import parse_config
 from enrichment.pipeline.scope import ScopeConfig, ScopeMatch, ScopeRule
 from enrichment.pipeline.ssrf import SsrfPolicy
 
