@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed
 # oversized frame gets our error message instead of a dropped connection.
 DAPHNE_LIMITS := --websocket-max-message-size 33554432 --websocket-max-frame-size 33554432
 
-.PHONY: run test install browser lint clean
+.PHONY: run test install compiler browser lint clean
 
 # The C fast path of link detection is compiled by the (editable) install: rebuild on change.
-$(STAMP): pyproject.toml enrichment/pipeline/_linkscan.c enrichment/pipeline/_linkscan_scan.h
+$(STAMP): pyproject.toml setup.py enrichment/pipeline/_linkscan.c enrichment/pipeline/_linkscan_scan.h | compiler
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -24,6 +24,15 @@ run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py bootstrap_demo
 	$(BIN)/daphne $(DAPHNE_LIMITS) -b 127.0.0.1 -p 8000 controlui.asgi:application
+
+# A C compiler for that fast path: Debian's gcc when none is there (without one the install
+# still works and link detection uses its pure-Python path).
+compiler:
+	@command -v cc >/dev/null 2>&1 || { \
+	  echo "Installing Debian's gcc for the link-detection fast path..."; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc >/dev/null \
+	    || echo "No C compiler: link detection will use its slower pure-Python path."; }
 
 # Debian's chromium drives the browser tests (never a downloaded browser).
 browser:
