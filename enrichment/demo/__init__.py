@@ -9,6 +9,7 @@ split at the first dash, so ``/news/harbour-bridge.html`` is ``news-harbour-brid
 ``/slow/<page>``       held back until the server stops (the CLI times out)
 ``/busy/<page>``       503 Service Unavailable
 ``/drafts/<anything>`` 200 with an empty page (the CLI prints nothing)
+``/media/<name>``      an attachment of ``DEMO_MEDIA`` (a generated PNG, a CSV)
 anything else          404 Not Found
 =====================  ============================================================
 """
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import struct
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +28,40 @@ from typing import Any
 
 EMPTY_PAGE = b"<!DOCTYPE html><html><head><title>Untitled draft</title></head><body></body></html>"
 SLOW_HOLD_SECONDS = 30.0
+
+
+def demo_png(width: int, height: int) -> bytes:
+    """A real (if plain) RGB PNG: a diagonal gradient, built with the standard library."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(
+        b"\x00"  # filter type "none"
+        + bytes(
+            channel
+            for x in range(width)
+            for channel in (40 + 180 * x // width, 90 + 120 * y // height, 160)
+        )
+        for y in range(height)
+    )
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+BUDGET_CSV = b"month,planned,spent\nJanuary,1200,1135\nFebruary,1200,1282\nMarch,1250,1190\n"
+# name -> (Content-Type, body) of the attachments the demo messages carry.
+DEMO_MEDIA: dict[str, tuple[str, bytes]] = {
+    "whiteboard.png": ("image/png", demo_png(320, 180)),
+    "team-photo.png": ("image/png", demo_png(240, 240)),
+    "budget.csv": ("text/csv; charset=utf-8", BUDGET_CSV),
+}
 
 
 class _PageServer(ThreadingHTTPServer):
@@ -65,6 +102,10 @@ class _PageHandler(BaseHTTPRequestHandler):
         if prefix == "busy":
             self._send(503, b"upstream is busy")
             return
+        if prefix == "media" and rest in DEMO_MEDIA:
+            content_type, body = DEMO_MEDIA[rest]
+            self._send(200, body, content_type)
+            return
         if prefix == "slow":
             self.server.released.wait(SLOW_HOLD_SECONDS)
             path = "/" + rest
@@ -74,10 +115,12 @@ class _PageHandler(BaseHTTPRequestHandler):
         else:
             self._send(200, page)
 
-    def _send(self, status: int, body: bytes) -> None:
+    def _send(
+        self, status: int, body: bytes, content_type: str = "text/html; charset=utf-8"
+    ) -> None:
         with contextlib.suppress(OSError):
             self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

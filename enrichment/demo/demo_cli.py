@@ -3,6 +3,7 @@
 
     demo_cli.py http://127.0.0.1:8123/news/harbour-bridge.html
     demo_cli.py --archive bench/data/extraction http://127.0.0.1:8123/news/harbour-bridge.html
+    demo_cli.py --describe /tmp/whiteboard.png image/png
 
 Live mode fetches the page from the local demo page server and prints a two-line summary
 (title, then the opening of the first real paragraph). ``--archive DIR`` reads the page from
@@ -12,7 +13,9 @@ or ``.html.gz``), which is the fallback entry of the demo config.
 What the demo server does decides what this prints, so every attempt outcome shows up:
 a page with no paragraphs prints nothing (``empty output``), an HTTP error exits 1 with
 the status on stderr, a page the server holds back is killed by the runner's timeout, and
-an archive miss exits 4. Bad arguments exit 2. Standard library only: the runner starts
+an archive miss exits 4. ``--describe`` is the demo's image "model": it reports what the
+file header says (a PNG's size), so image attachments get a real, if modest, description.
+Bad arguments exit 2. Standard library only: the runner starts
 one process per URL, so start-up time matters.
 """
 
@@ -140,14 +143,34 @@ def archived_copy(archive: Path, url: str) -> str:
     raise DemoCliError(f"no archived copy of {'/'.join(segments[-2:]) or url}", 4)
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def describe(path: Path, mime: str) -> str:
+    """The demo's stand-in for a vision model: what the file header says about the image."""
+    data = path.read_bytes()
+    size = f"{len(data) / 1024:.1f} KB"
+    if data.startswith(PNG_SIGNATURE) and len(data) >= 24 and data[12:16] == b"IHDR":
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        return f"A {width}×{height} PNG image ({size}); the demo describes headers, not pixels."
+    return f"A {mime or 'binary'} file of {size} that the demo cannot describe."
+
+
 def main(argv: list[str]) -> int:
     archive: Path | None = None
+    if len(argv) == 3 and argv[0] == "--describe":
+        try:
+            print(describe(Path(argv[1]), argv[2]))
+        except OSError as error:
+            print(f"demo-cli: cannot read {argv[1]}: {error.strerror}", file=sys.stderr)
+            return 1
+        return 0
     if len(argv) == 3 and argv[0] == "--archive":
         archive, url = Path(argv[1]), argv[2]
     elif len(argv) == 1 and not argv[0].startswith("-"):
         url = argv[0]
     else:
-        print("usage: demo_cli.py [--archive DIR] URL", file=sys.stderr)
+        print("usage: demo_cli.py [--archive DIR] URL | --describe FILE MIME", file=sys.stderr)
         return 2
     try:
         html = archived_copy(archive, url) if archive is not None else fetch_live(url)

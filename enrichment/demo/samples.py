@@ -177,7 +177,15 @@ SCENARIOS = {
     "missing": 4,
     "draft": 4,
     "busy": 3,
+    "photo": 4,
+    "notes": 2,
 }
+# Attachments (served by the demo page server under /media/) and what people say with them.
+PHOTOS = (
+    ("whiteboard.png", "Whiteboard from today's planning, in case you missed it"),
+    ("team-photo.png", "Team photo from the offsite!"),
+)
+NOTES = (("budget.csv", "Numbers for the budget sync"),)
 TOUR = (
     ("slack-eng", "article"),  # success
     ("discord-dm", "no-link"),  # no-links
@@ -191,6 +199,8 @@ TOUR = (
     ("telegram-support-group", "article"),  # scope-deny (agent scope)
     ("discord-general", "two-links"),  # success next to a blocked link
     ("discord-announcements", "article"),  # scope-deny (global rule 1)
+    ("slack-eng", "photo"),  # an image attachment described by the demo's image "model"
+    ("slack-dm", "notes"),  # a CSV attachment appended by file extraction
 )
 
 
@@ -217,8 +227,10 @@ def sample_messages(count: int, *, base_url: str, seed: int = 2026) -> list[Samp
 
 def _message(rng: random.Random, name: str, scenario: str, base_url: str) -> SampleMessage:
     conversation = CONVERSATIONS[name]
+    body, attachments = _content(rng, scenario, base_url)
     request = EnrichRequest(
-        body=_body(rng, scenario, base_url),
+        body=body,
+        attachments=attachments,
         channel=conversation.channel,
         chat_type=conversation.chat_type,
         session_key=conversation.session_key,
@@ -227,6 +239,16 @@ def _message(rng: random.Random, name: str, scenario: str, base_url: str) -> Sam
         sender_name=rng.choice(conversation.people),
     )
     return SampleMessage(request, scenario, name)
+
+
+def _content(
+    rng: random.Random, scenario: str, base_url: str
+) -> tuple[str, tuple[dict[str, str], ...]]:
+    """The body of a message and its attachments (served under ``/media/``)."""
+    if scenario in ("photo", "notes"):
+        name, text = rng.choice(PHOTOS if scenario == "photo" else NOTES)
+        return text, ({"url": f"{base_url}/media/{name}", "name": name},)
+    return _body(rng, scenario, base_url), ()
 
 
 def _body(rng: random.Random, scenario: str, base_url: str) -> str:

@@ -123,11 +123,39 @@ def test_demo_cli_archive_mode_reads_the_embedded_pages(path, code, expected):
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["--archive"], ["--verbose", "http://127.0.0.1/x"], ["ftp://127.0.0.1/x.html"]],
-    ids=["nothing", "archive-without-url", "unknown-flag", "not-http"],
+    [
+        [],
+        ["--archive"],
+        ["--verbose", "http://127.0.0.1/x"],
+        ["ftp://127.0.0.1/x.html"],
+        ["--describe", "x.png"],
+    ],
+    ids=["nothing", "archive-without-url", "unknown-flag", "not-http", "describe-without-mime"],
 )
 def test_demo_cli_refuses_bad_arguments(args):
     assert demo_cli(*args).returncode == 2
+
+
+def test_demo_media_are_served_and_the_png_is_described_from_its_header(pages, tmp_path):
+    png = httpx.get(pages.base_url + "/media/whiteboard.png")
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert png.content.startswith(b"\x89PNG\r\n\x1a\n")
+    csv = httpx.get(pages.base_url + "/media/budget.csv")
+    assert csv.headers["content-type"].startswith("text/csv") and b"month,planned" in csv.content
+    assert httpx.get(pages.base_url + "/media/../secret").status_code == 404
+    assert httpx.get(pages.base_url + "/media/other.png").status_code == 404
+
+    (tmp_path / "w.png").write_bytes(png.content)
+    described = demo_cli("--describe", str(tmp_path / "w.png"), "image/png")
+    assert described.returncode == 0
+    assert described.stdout.startswith("A 320×180 PNG image (")
+    (tmp_path / "blob").write_bytes(b"\x00" * 2048)
+    assert (
+        "image/jpeg file of 2.0 KB"
+        in demo_cli("--describe", str(tmp_path / "blob"), "image/jpeg").stdout
+    )
+    missing = demo_cli("--describe", str(tmp_path / "gone.png"), "image/png")
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
 
 
 def test_slow_pages_are_held_back_until_the_server_stops():
@@ -252,6 +280,18 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     assert blocked and all(reason.startswith("resolves to") for reason in blocked)
     fallback = UrlDecision.objects.filter(url__contains="/slow/").first()
     assert [a.outcome for a in fallback.attempts.all()] == ["failed", "success"]
+
+    # The tour's attachments: an image described by the demo's image model, a CSV appended.
+    records = [(run, record) for run in runs for record in run.media]
+    described = [
+        run for run, r in records if r["capability"] == "image" and r["outcome"] == "success"
+    ]
+    assert described and "PNG image" in described[0].enriched_body
+    files = [f for _run, r in records if r["capability"] == "file" for f in r["files"]]
+    assert {"name": "budget.csv", "skipped": None}.items() <= next(
+        f for f in files if f["name"] == "budget.csv"
+    ).items()
+    assert any('<file name="budget.csv" mime="text/csv">' in run.enriched_body for run in runs)
 
     # Spread over two days in run order, finished_at = created_at + duration.
     assert [r.created_at for r in runs] == sorted(r.created_at for r in runs)

@@ -94,9 +94,15 @@ def demo_document(pages_dir: Path) -> dict[str, Any]:
         "default": "deny",
         "rules": [{"action": "allow", "match": {"chatType": "direct"}}],
     }
+    describe = {
+        "type": "cli",
+        "command": demo_cli[0],
+        "args": [*demo_cli[1:], "--describe", "{{MediaPath}}", "{{MediaType}}"],
+    }
     return {
         "tools": {
             "links": {"models": [live, archived], "scope": {"default": "allow", "rules": rules}},
+            "media": {"image": {"models": [describe]}},
             "web": {"fetch": {"ssrfPolicy": {"allowedHostnames": ["127.0.0.1"]}}},
         },
         "agents": {
