@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Above the consumers' own limits (1 MiB frames, 25 MiB with attachment data), so an
 # oversized frame gets our error message instead of a dropped connection.
+# A Debian package, as root or through sudo (shell text for the recipes below).
+APT_INSTALL = SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq \
+	&& DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq
 DAPHNE_LIMITS := --websocket-max-message-size 33554432 --websocket-max-frame-size 33554432
 
 .PHONY: run test install compiler browser lint clean
@@ -30,16 +33,13 @@ run: $(STAMP)
 compiler:
 	@command -v cc >/dev/null 2>&1 || { \
 	  echo "Installing Debian's gcc for the link-detection fast path..."; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc >/dev/null \
-	    || echo "No C compiler: link detection will use its slower pure-Python path."; }
+	  $(APT_INSTALL) gcc >/dev/null || echo "No C compiler: link detection will use its slower pure-Python path."; }
 
 # Debian's chromium drives the browser tests (never a downloaded browser).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "Installing Debian's chromium for the browser tests..."; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $(APT_INSTALL) chromium >/dev/null; }
 
 # Sets up and runs the whole test suite.
 test: $(STAMP) browser
