@@ -13,7 +13,7 @@ DAPHNE_LIMITS := --websocket-max-message-size 33554432 --websocket-max-frame-siz
 .PHONY: run test install compiler browser lint clean
 
 # The C fast path of link detection is compiled by the (editable) install: rebuild on change.
-$(STAMP): pyproject.toml setup.py enrichment/pipeline/_linkscan.c enrichment/pipeline/_linkscan_scan.h | compiler
+$(STAMP): pyproject.toml setup.py enrichment/pipeline/links/_linkscan.c enrichment/pipeline/links/_linkscan_scan.h | compiler
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -49,7 +49,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(CC) -fsyntax-only -Wall -Wextra -Werror -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" enrichment/pipeline/_linkscan.c
+	$(CC) -fsyntax-only -Wall -Wextra -Werror -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" enrichment/pipeline/links/_linkscan.c
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache build enrichment/pipeline/*.so
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache build enrichment/pipeline/links/*.so

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from enrichment.pipeline.extraction import ExtractionError, extract_html  # noqa: E402
+from enrichment.pipeline.fetch.extraction import ExtractionError, extract_html  # noqa: E402
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "data" / "extraction"
 SHINGLE = 4

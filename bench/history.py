@@ -458,7 +458,7 @@ def scenarios(rng: random.Random) -> list[Scenario]:
 
     from django.urls import NoReverseMatch, reverse
 
-    from controlui.keyset import encode_cursor
+    from controlui.plumbing.keyset import encode_cursor
     from enrichment.models import Run
 
     total = Run.objects.count()

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from enrichment.pipeline import links  # noqa: E402
-from enrichment.pipeline.links import clear_verdict_cache, extract_links  # noqa: E402
+from enrichment.pipeline.links.detection import clear_verdict_cache, extract_links  # noqa: E402
 
 DETECTION_TARGET_RATIO = 3.0
 CORPUS_BYTES = 1024 * 1024
@@ -339,9 +339,9 @@ def _public_resolver(host: str) -> list[str]:
 def _pipeline_seconds(concurrency: int | None) -> float:
     import asyncio
 
-    from enrichment.pipeline.config import LinkModel, LinksConfig
-    from enrichment.pipeline.linkrun import run_link_understanding
-    from enrichment.pipeline.ssrf import SsrfPolicy
+    from enrichment.pipeline.config.model import LinkModel, LinksConfig
+    from enrichment.pipeline.fetch.ssrf import SsrfPolicy
+    from enrichment.pipeline.links.stage import run_link_understanding
     from enrichment.pipeline.templates import MessageContext
 
     model = LinkModel(sys.executable, ("-c", _SLOW_CLI_CODE, str(_SLOW_CLI_SECONDS), "{{LinkUrl}}"))

@@ -10,9 +10,9 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from controlui.auth import api_auth
-from controlui.canvas_api import router as canvas_router
-from controlui.errors import DomainError, InvalidInput
 from controlui.health import router as health_router
+from controlui.plumbing.errors import DomainError, InvalidInput
+from controlui.rich.api import router as canvas_router
 from enrichment.api import router as enrichment_router
 from enrichment.files_api import router as files_router
 

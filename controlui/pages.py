@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from controlui import canvas_views
+from controlui.rich import views as canvas_views
 from enrichment import tool_views
 from enrichment import views as enrichment_views
 

@@ -25,10 +25,10 @@ from enrichment.models import (
     ScopeRule,
     UrlDecision,
 )
-from enrichment.pipeline.config import ConfigError
-from enrichment.pipeline.config_parser import parse_config
-from enrichment.pipeline.media_config import parse_media_config
-from enrichment.pipeline.policy import parse_tool_policy
+from enrichment.pipeline.config.media import parse_media_config
+from enrichment.pipeline.config.model import ConfigError
+from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.policy.resolve import parse_tool_policy
 from enrichment.pipeline.scope import normalize_chat_type
 from enrichment.pipeline.templates import find_template_errors
 

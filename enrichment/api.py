@@ -12,14 +12,14 @@ from ninja import Body, File, Form, Router
 from ninja.files import UploadedFile
 from pydantic import ValidationError
 
-from controlui.api_helpers import require_staff
-from controlui.errors import InvalidInput, PayloadTooLarge
+from controlui.plumbing.errors import InvalidInput, PayloadTooLarge
+from controlui.plumbing.permissions import require_staff
 from enrichment import selectors, services
 from enrichment.config_store import config_document
 from enrichment.exports import export_response
-from enrichment.pipeline.links import extract_links
+from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url, system_resolve
+from enrichment.pipeline.links.detection import extract_links
 from enrichment.pipeline.scope import evaluate_scope, parse_scope
-from enrichment.pipeline.ssrf import SsrfPolicy, check_url, system_resolve
 from enrichment.records import decision_record
 from enrichment.schemas import (
     MAX_ATTACHMENT_BYTES,

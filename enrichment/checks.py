@@ -16,8 +16,8 @@ from django.db import DatabaseError
 
 from enrichment.config_store import config_document
 from enrichment.models import EnrichmentConfig
-from enrichment.pipeline.config import Config, ConfigError
-from enrichment.pipeline.config_parser import parse_config
+from enrichment.pipeline.config.model import Config, ConfigError
+from enrichment.pipeline.config.parser import parse_config
 from enrichment.services import cli_environment
 
 TAG = "enrichment"

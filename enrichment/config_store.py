@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from enrichment.models import Agent, EnrichmentConfig, LinkModel, ScopeRule
-from enrichment.pipeline.config import config_to_dict, default_config
+from enrichment.pipeline.config.model import config_to_dict, default_config
 
 # (document key, model field) pairs for plain scalar settings.
 LINK_FIELDS = (

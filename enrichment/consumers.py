@@ -9,7 +9,7 @@ from typing import Any
 from channels.exceptions import ChannelFull
 from pydantic import ValidationError
 
-from controlui.consumers import AuthenticatedJsonConsumer
+from controlui.plumbing.consumers import AuthenticatedJsonConsumer
 from enrichment import services
 from enrichment.schemas import EnrichIn
 

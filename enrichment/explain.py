@@ -8,17 +8,17 @@ from typing import Any
 
 from enrichment import services
 from enrichment.models import Run
-from enrichment.pipeline.config import (
+from enrichment.pipeline.config.model import (
     Config,
     ConfigError,
     config_to_dict,
     effective_links_config,
 )
-from enrichment.pipeline.config_parser import parse_config
-from enrichment.pipeline.linkrun import LinkPlan, explain_links
-from enrichment.pipeline.links import bare_tokens, trim_trailing_punctuation
+from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url
+from enrichment.pipeline.links.detection import bare_tokens, trim_trailing_punctuation
+from enrichment.pipeline.links.stage import LinkPlan, explain_links
 from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
-from enrichment.pipeline.ssrf import SsrfPolicy, check_url
 from enrichment.pipeline.templates import MessageContext
 
 OUTCOME_TEXT = {

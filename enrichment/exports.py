@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from controlui.errors import InvalidInput
+from controlui.plumbing.errors import InvalidInput
 from enrichment.models import Run
 from enrichment.selectors import HistoryFilters, decision_export_chunk
 from enrichment.services import run_summary

@@ -12,8 +12,8 @@ from django.http import HttpRequest
 from ninja import File, Form, Router, Schema
 from ninja.files import UploadedFile
 
-from controlui.errors import PayloadTooLarge
-from enrichment.pipeline.files import FileLimits, extract_file_block
+from controlui.plumbing.errors import PayloadTooLarge
+from enrichment.pipeline.files.extraction import FileLimits, extract_file_block
 
 router = Router(tags=["files"])
 

@@ -21,9 +21,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from enrichment.pipeline.extraction import ExtractionError, ExtractMode, extract_html
-from enrichment.pipeline.ssrf import DEFAULT_POLICY, SsrfPolicy
-from enrichment.pipeline.webfetch import (
+from enrichment.pipeline.fetch.extraction import ExtractionError, ExtractMode, extract_html
+from enrichment.pipeline.fetch.ssrf import DEFAULT_POLICY, SsrfPolicy
+from enrichment.pipeline.fetch.webfetch import (
     FetchError,
     FetchResponse,
     PageCache,
@@ -31,7 +31,7 @@ from enrichment.pipeline.webfetch import (
     fetch_guarded,
     read_page,
 )
-from enrichment.pipeline.wrapper import resolve_max_chars, wrap_with_limit
+from enrichment.pipeline.fetch.wrapper import resolve_max_chars, wrap_with_limit
 
 POLICY_ENV = "LINK_UNDERSTAND_SSRF_POLICY"
 CACHE_TTL_SECONDS = 15 * 60

@@ -1,6 +1,6 @@
 """Media understanding for ``services.enrichment_run``: where attachment bytes come from.
 
-The pure core (``enrichment.pipeline.media``) decides what to run; this module gives it the
+The pure core (``enrichment.pipeline.media.understanding``) decides what to run; this module gives it the
 outside world:
 
 * ``fetch_attachment`` implements the core's ``FetchBytes``. An uploaded attachment (multipart
@@ -37,36 +37,36 @@ from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 
-from enrichment.pipeline.config import Config, effective_media_config
-from enrichment.pipeline.files import FileLimits
-from enrichment.pipeline.media import (
+from enrichment.pipeline.config.media import (
+    MediaConfig,
+    parse_media_config,
+    resolve_max_bytes,
+    resolve_timeout_seconds,
+)
+from enrichment.pipeline.config.model import Config, effective_media_config
+from enrichment.pipeline.fetch.ssrf import SsrfPolicy
+from enrichment.pipeline.fetch.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded
+from enrichment.pipeline.files.extraction import FileLimits
+from enrichment.pipeline.media.discovery import (
+    PROVIDER_CAPABILITIES,
+    LocalTools,
+    configured_entries,
+)
+from enrichment.pipeline.media.entry import (
+    LocalFile,
+    MediaSkipError,
+    ProviderAccess,
+    normalize_provider_id,
+)
+from enrichment.pipeline.media.http import HttpPost
+from enrichment.pipeline.media.understanding import (
     Attachment,
     MediaProgress,
     MediaResult,
     attachment_kind,
     run_media_understanding,
 )
-from enrichment.pipeline.media_config import (
-    MediaConfig,
-    parse_media_config,
-    resolve_max_bytes,
-    resolve_timeout_seconds,
-)
-from enrichment.pipeline.media_discovery import (
-    PROVIDER_CAPABILITIES,
-    LocalTools,
-    configured_entries,
-)
-from enrichment.pipeline.media_entry import (
-    LocalFile,
-    MediaSkipError,
-    ProviderAccess,
-    normalize_provider_id,
-)
-from enrichment.pipeline.media_http import HttpPost
 from enrichment.pipeline.runner import CommandRunner
-from enrichment.pipeline.ssrf import SsrfPolicy
-from enrichment.pipeline.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded
 
 MIB = 1024 * 1024
 # Bytes one uploaded attachment may carry (multipart file or decoded base64 data).

@@ -24,7 +24,7 @@ from typing import Any
 
 import json5
 
-from enrichment.pipeline.config import TOOL_POLICY_KEYS
+from enrichment.pipeline.config.model import TOOL_POLICY_KEYS
 
 TOOLS_TAKEN = ("links", "media", *TOOL_POLICY_KEYS)
 AGENT_KEYS_TAKEN = ("id", "tools")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from enrichment.models import Run
-from enrichment.pipeline.decisions import Attempt, LinkDecision, UrlDecision
+from enrichment.pipeline.links.decisions import Attempt, LinkDecision, UrlDecision
 from enrichment.services import run_summary
 
 # Outcomes that only the service knows (the core's LinkDecision never has them).

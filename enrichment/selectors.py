@@ -8,8 +8,14 @@ from datetime import UTC, datetime
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
-from controlui.errors import InvalidInput, NotFound
-from controlui.keyset import DEFAULT_PAGE_SIZE, KeysetPage, keyset_page, newer_than, older_than
+from controlui.plumbing.errors import InvalidInput, NotFound
+from controlui.plumbing.keyset import (
+    DEFAULT_PAGE_SIZE,
+    KeysetPage,
+    keyset_page,
+    newer_than,
+    older_than,
+)
 from enrichment.models import Attempt, Run, UrlDecision
 
 SUMMARY_FIELDS = (

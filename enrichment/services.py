@@ -25,15 +25,15 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from controlui.errors import DomainError, InvalidInput
+from controlui.plumbing.errors import DomainError, InvalidInput
 from enrichment.config_store import config_document, config_write
 from enrichment.media_glue import media_records, media_run
 from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.pipeline.config import Config, ConfigError, effective_links_config
-from enrichment.pipeline.config_parser import parse_config
-from enrichment.pipeline.linkrun import LinkResult, ProgressEvent, run_link_understanding
+from enrichment.pipeline.config.model import Config, ConfigError, effective_links_config
+from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.fetch.ssrf import system_resolve
+from enrichment.pipeline.links.stage import LinkResult, ProgressEvent, run_link_understanding
 from enrichment.pipeline.runner import run_command
-from enrichment.pipeline.ssrf import system_resolve
 from enrichment.pipeline.templates import MessageContext
 
 logger = logging.getLogger(__name__)

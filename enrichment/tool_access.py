@@ -1,5 +1,5 @@
 """Which tools an agent run may use under a config: the glue between the stored (or a given)
-OpenClaw document and the pure policy engine (``enrichment.pipeline.policy``).
+OpenClaw document and the pure policy engine (``enrichment.pipeline.policy.resolve``).
 
 ``tools_resolve`` answers ``POST /api/tools/resolve``; ``tool_access_report`` feeds the
 "Tool access" page with the same resolution plus grouping for display.
@@ -11,18 +11,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from controlui.errors import InvalidInput
+from controlui.plumbing.errors import InvalidInput
 from enrichment import services
-from enrichment.pipeline.config import Config, ConfigError
-from enrichment.pipeline.config_parser import parse_config
-from enrichment.pipeline.policy import (
+from enrichment.pipeline.config.model import Config, ConfigError
+from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.policy.inventory import ToolInventory, tool_groups
+from enrichment.pipeline.policy.resolve import (
     Removal,
     ToolPolicyConfig,
     ToolResolution,
     parse_tool_policy,
     resolve_tools,
 )
-from enrichment.pipeline.policy_inventory import ToolInventory, tool_groups
 
 # Resolution cost grows with (policy entries x tools), so both sides are bounded: a
 # hostile 5 MB document of globs would otherwise keep a worker busy for minutes.

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from controlui.errors import InvalidInput
+from controlui.plumbing.errors import InvalidInput
 from enrichment.tool_access import stored_config, tool_access_report
 
 MAX_FIELD_CHARS = 200

@@ -11,11 +11,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from controlui.errors import InvalidInput, NotFound
+from controlui.plumbing.errors import InvalidInput, NotFound
 from enrichment import selectors, stats
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.models import Run
-from enrichment.pipeline import media_summary
+from enrichment.pipeline.media import summary as media_summary
 
 HISTORY_PAGE_SIZE = 50
 # The "Newer" link walks back through the cursors of the pages seen before; the trail is

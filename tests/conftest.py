@@ -6,6 +6,12 @@ import pytest
 from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
 from django.db import connections
+from hypothesis import settings
+
+# Property tests assert answers, not speed (speed lives in bench/): no per-example deadline,
+# so a busy 2-core machine cannot turn a slow example into a failure.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.hookimpl(tryfirst=True)

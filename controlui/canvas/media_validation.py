@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import ada_url
 
-from enrichment.pipeline.ssrf import DEFAULT_POLICY, SsrfPolicy, classify_host
+from enrichment.pipeline.fetch.ssrf import DEFAULT_POLICY, SsrfPolicy, classify_host
 
 MAX_REFERENCE_LENGTH = 4096
 

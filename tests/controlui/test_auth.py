@@ -118,7 +118,7 @@ async def test_websocket_anonymous_closed_with_4401(in_memory_layer) -> None:
 
 @pytest.mark.django_db(transaction=True)
 async def test_websocket_authenticated_user_is_answered(in_memory_layer, django_user_model) -> None:
-    from controlui.consumers import PingConsumer
+    from controlui.plumbing.consumers import PingConsumer
 
     user = await django_user_model.objects.acreate(username="bob")
     communicator = WebsocketCommunicator(PingConsumer.as_asgi(), "/ws/ping/")

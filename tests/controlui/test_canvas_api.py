@@ -7,8 +7,8 @@ import re
 import pytest
 from django.test import Client
 
-from controlui import canvas_services
 from controlui.models import ApiToken, AssistantMessage, CanvasBlock, CanvasDocument
+from controlui.rich import services as canvas_services
 
 pytestmark = pytest.mark.django_db
 

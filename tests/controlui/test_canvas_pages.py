@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from controlui import canvas_services
-from controlui.canvas_views import MESSAGES_PAGE_SIZE
 from controlui.models import CanvasDocument
+from controlui.rich import services as canvas_services
+from controlui.rich.views import MESSAGES_PAGE_SIZE
 
 pytestmark = pytest.mark.django_db
 

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from enrichment.pipeline.wrapper import END_MARKER, SECURITY_NOTICE, START_MARKER
-from tests.enrichment.pipeline.test_webfetch import (
+from enrichment.pipeline.fetch.wrapper import END_MARKER, SECURITY_NOTICE, START_MARKER
+from tests.enrichment.pipeline.fetch.test_webfetch import (
     ARTICLE,
     LocalServer,
     page,
     redirect,
     send,
 )
-from tests.enrichment.pipeline.test_webfetch import server as server  # noqa: F401 (fixture)
+from tests.enrichment.pipeline.fetch.test_webfetch import server as server  # noqa: F401 (fixture)
 
 SCRIPT = Path(sys.executable).with_name("link-understand")
 # The repo root on the path, so the script works even when the editable install predates

@@ -20,12 +20,12 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from controlui.errors import DomainError
+from controlui.plumbing.errors import DomainError
 from enrichment import services
 from enrichment.media_glue import MAX_UPLOAD_BYTES, local_tools, provider_access
 from enrichment.models import Run
-from enrichment.pipeline.media_config import MediaConfig, parse_media_config
-from enrichment.pipeline.media_entry import ProviderAccess
+from enrichment.pipeline.config.media import MediaConfig, parse_media_config
+from enrichment.pipeline.media.entry import ProviderAccess
 from enrichment.services import EnrichRequest, config_replace
 from tests.enrichment.conftest import SUMMARIZER
 

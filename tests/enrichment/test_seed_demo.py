@@ -34,8 +34,8 @@ from enrichment.management.commands.seed_demo import (
     PAGES_DIR,
     spread_timestamps,
 )
-from enrichment.pipeline.config_parser import parse_config
-from enrichment.pipeline.links import extract_links
+from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.links.detection import extract_links
 from tests.enrichment.conftest import summarizer_config
 
 

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from enrichment.models import EnrichmentConfig
-from enrichment.pipeline.policy import Removal, ToolResolution
-from enrichment.pipeline.policy_inventory import BUILTIN_TOOL_NAMES
+from enrichment.pipeline.policy.inventory import BUILTIN_TOOL_NAMES
+from enrichment.pipeline.policy.resolve import Removal, ToolResolution
 from enrichment.services import config_replace
 from enrichment.tool_access import group_tools
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from enrichment.models import EnrichmentConfig
-from enrichment.pipeline.policy_inventory import BUILTIN_TOOL_NAMES
+from enrichment.pipeline.policy.inventory import BUILTIN_TOOL_NAMES
 from enrichment.services import config_replace
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controlui.errors import DomainError
+from controlui.plumbing.errors import DomainError
 from enrichment.schemas import MAX_BODY_CHARS
 from enrichment.services import EnrichRequest, enrichment_run
 

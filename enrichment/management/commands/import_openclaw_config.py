@@ -9,10 +9,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controlui.errors import InvalidInput
+from controlui.plumbing.errors import InvalidInput
 from enrichment.openclaw_io import OpenClawFileError, openclaw_load, openclaw_to_config
-from enrichment.pipeline.config import ConfigError
-from enrichment.pipeline.config_parser import parse_config
+from enrichment.pipeline.config.model import ConfigError
+from enrichment.pipeline.config.parser import parse_config
 from enrichment.services import config_replace
 
 

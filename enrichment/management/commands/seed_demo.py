@@ -32,9 +32,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 from django.utils import timezone
 
-from controlui.canvas_services import canvas_document_store, message_store
-from controlui.errors import DomainError
 from controlui.models import AssistantMessage
+from controlui.plumbing.errors import DomainError
+from controlui.rich.services import canvas_document_store, message_store
 from enrichment import services
 from enrichment.config_store import config_document
 from enrichment.demo import DemoPageServer

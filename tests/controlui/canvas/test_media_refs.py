@@ -5,7 +5,7 @@ import pytest
 from controlui.canvas.media_refs import clean_reference, split_media_lines, split_payload
 from controlui.canvas.media_validation import validate_media_reference
 from controlui.canvas.render import render_assistant_text
-from enrichment.pipeline.ssrf import SsrfPolicy
+from enrichment.pipeline.fetch.ssrf import SsrfPolicy
 
 ACCEPTED = [
     "https://cdn.example.com/a.png",

@@ -13,21 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from enrichment.pipeline.files import FileLimits
-from enrichment.pipeline.media import (
-    ActiveModel,
-    Attachment,
-    AttachmentCache,
-    MediaOutput,
-    MediaProgress,
-    attachment_kind,
-    extract_media_user_text,
-    format_media_body,
-    format_transcripts,
-    run_media_understanding,
-    select_attachments,
-)
-from enrichment.pipeline.media_config import (
+from enrichment.pipeline.config.media import (
     AttachmentPolicy,
     CapabilityConfig,
     MediaConfig,
@@ -41,7 +27,8 @@ from enrichment.pipeline.media_config import (
     resolve_timeout_seconds,
     trim_output,
 )
-from enrichment.pipeline.media_providers import (
+from enrichment.pipeline.files.extraction import FileLimits
+from enrichment.pipeline.media.providers import (
     _GEMINI_PROBES,
     LocalFile,
     LocalTools,
@@ -51,6 +38,19 @@ from enrichment.pipeline.media_providers import (
     command_id,
     configured_entries,
     resolve_cli_output,
+)
+from enrichment.pipeline.media.understanding import (
+    ActiveModel,
+    Attachment,
+    AttachmentCache,
+    MediaOutput,
+    MediaProgress,
+    attachment_kind,
+    extract_media_user_text,
+    format_media_body,
+    format_transcripts,
+    run_media_understanding,
+    select_attachments,
 )
 from enrichment.pipeline.runner import CommandResult, run_command
 

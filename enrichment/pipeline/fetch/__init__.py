@@ -1,0 +1,1 @@
+"""The guarded web fetch: SSRF classification, pinned fetch, main-content extraction, untrusted-content wrapper."""

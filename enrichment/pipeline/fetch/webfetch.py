@@ -1,0 +1,397 @@
+"""Guarded HTTP fetch: the only door from the enrichment pipeline to the network.
+
+Every hop (the first request and each redirect) is parsed, its host classified, its name
+resolved **once**, every answer classified, and the TCP connection made to the checked address
+itself. The hostname travels only in the ``Host`` header and as TLS SNI / certificate name,
+so a DNS answer that changes between check and connect (DNS rebinding) cannot redirect us.
+
+Worked example of a redirect chain with ``max_redirects=3``::
+
+    GET http://a.test/      -> 302 Location: /b        (hop 1, same origin)
+    GET http://a.test/b     -> 301 Location: http://c.test/   (hop 2, cross-origin: the
+                                 Authorization/Cookie headers are dropped from here on)
+    GET http://c.test/      -> 200                      final_url = "http://c.test/"
+
+A fourth redirect would fail with ``Too many redirects (limit: 3)``; a hop back to an already
+visited redirect target fails with ``Redirect loop detected``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import asdict, dataclass, replace
+
+import httpx
+
+from enrichment.pipeline.fetch.extraction import (
+    ExtractedContent,
+    ExtractMode,
+    extract_content,
+    media_type_of,
+)
+from enrichment.pipeline.fetch.ssrf import (
+    Resolver,
+    SsrfPolicy,
+    check_url,
+    system_resolve,
+)
+from enrichment.pipeline.fetch.wrapper import wrap_with_limit
+
+DEFAULT_USER_AGENT = (
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_2) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36"
+)
+ACCEPT = "text/markdown, text/html;q=0.9, */*;q=0.1"
+ACCEPT_LANGUAGE = "en-US,en;q=0.9"
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "cookie2"})
+DEFAULT_MAX_RESPONSE_BYTES = 2_000_000
+MIN_RESPONSE_BYTES = 32_000
+MAX_RESPONSE_BYTES = 10_000_000
+
+Clock = Callable[[], float]
+
+
+class FetchError(Exception):
+    """A fetch that did not produce a usable response; ``reason`` is short and stable."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    final_url: str
+    status: int
+    headers: tuple[tuple[str, str], ...]  # (lower-cased name, value), in received order
+    body: bytes
+    truncated: bool  # the body was cut at max_response_bytes
+    warnings: tuple[str, ...]
+    address: str  # the IP address the final hop was connected to
+
+    def header(self, name: str) -> str | None:
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key == wanted), None)
+
+    @property
+    def content_type(self) -> str | None:
+        return self.header("content-type")
+
+
+def clamp_max_response_bytes(value: float | None) -> int:
+    """Notes A2: floor, clamp to [32,000, 10,000,000]; missing, non-finite or <= 0 -> default."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    return min(MAX_RESPONSE_BYTES, max(MIN_RESPONSE_BYTES, math.floor(value)))
+
+
+def fetch_guarded(
+    url: str,
+    *,
+    policy: SsrfPolicy,
+    resolve: Resolver = system_resolve,
+    max_redirects: int = 3,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    timeout_seconds: float = 30,
+    user_agent: str = DEFAULT_USER_AGENT,
+    extra_headers: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+    clock: Clock = time.monotonic,
+) -> FetchResponse:
+    """GET ``url`` through the SSRF guard; raises FetchError with a short reason.
+
+    One deadline (``timeout_seconds``) covers DNS, every hop and reading the body.
+    ``transport`` is for tests; trust_env is off so no proxy can bypass the pinning.
+    """
+    deadline = _Deadline(clock, timeout_seconds)
+    headers = {
+        "Accept": ACCEPT,
+        "User-Agent": user_agent or DEFAULT_USER_AGENT,
+        "Accept-Language": ACCEPT_LANGUAGE,
+        **(extra_headers or {}),
+    }
+    try:
+        return _follow(transport, url, headers, policy, resolve, max_redirects,
+                       max_response_bytes, deadline)  # fmt: skip
+    except (httpx.TimeoutException, _DeadlineExpired) as error:
+        raise deadline.expired_error() from error
+    except httpx.HTTPError as error:
+        raise FetchError(f"connection failed: {_describe(error)}") from error
+
+
+def _follow(
+    transport: httpx.BaseTransport | None,
+    url: str,
+    headers: dict[str, str],
+    policy: SsrfPolicy,
+    resolve: Resolver,
+    max_redirects: int,
+    max_response_bytes: int,
+    deadline: _Deadline,
+) -> FetchResponse:
+    current = _parse_url(url)
+    final_url = url  # reported unchanged when there is no redirect (notes A4)
+    seen_targets: set[str] = set()
+    redirects = 0
+    while True:
+        # A fresh connection pool per hop: pools are keyed by the dialled IP, so a pooled TLS
+        # connection opened for one hostname must never carry a request for another.
+        with httpx.Client(transport=transport, trust_env=False, follow_redirects=False) as client:
+            response, address = _send_pinned(client, current, headers, policy, resolve, deadline)
+            if response.status_code not in REDIRECT_STATUSES:
+                return _finish(response, final_url, address, max_response_bytes, deadline)
+            location = response.headers.get("location")
+            response.close()  # a redirect's body is never read
+        if not location:
+            raise FetchError(f"Redirect missing location header ({response.status_code})")
+        redirects += 1
+        if redirects > max_redirects:
+            raise FetchError(f"Too many redirects (limit: {max_redirects})")
+        target = _parse_url(str(current.join(location.strip())))
+        # Only redirect targets are remembered, so a hop back to the start URL is caught on
+        # its second occurrence (reference behaviour).
+        if str(target) in seen_targets:
+            raise FetchError("Redirect loop detected")
+        seen_targets.add(str(target))
+        if _origin(target) != _origin(current):
+            for name in [name for name in headers if name.lower() in SENSITIVE_HEADERS]:
+                del headers[name]
+        current, final_url = target, str(target)
+
+
+def _send_pinned(
+    client: httpx.Client,
+    url: httpx.URL,
+    headers: dict[str, str],
+    policy: SsrfPolicy,
+    resolve: Resolver,
+    deadline: _Deadline,
+) -> tuple[httpx.Response, str]:
+    """Send one hop to each checked address in turn until one accepts the connection."""
+    addresses = _checked_addresses(url, policy, resolve, deadline)
+    host_header = url.netloc.decode("ascii").rsplit("@", 1)[-1]
+    last_error: httpx.ConnectError | None = None
+    for address in addresses:
+        request = client.build_request(
+            "GET",
+            url.copy_with(host=address),
+            headers={**headers, "Host": host_header},
+            extensions={"sni_hostname": url.host, "timeout": deadline.httpx_timeouts()},
+        )
+        try:
+            return client.send(request, stream=True), address
+        except httpx.ConnectError as error:
+            last_error = error
+    assert last_error is not None  # _checked_addresses never returns an empty list
+    raise last_error
+
+
+def _checked_addresses(
+    url: httpx.URL, policy: SsrfPolicy, resolve: Resolver, deadline: _Deadline
+) -> tuple[str, ...]:
+    """Classify the host, resolve it once, classify every answer (any blocked answer blocks).
+
+    The same answers are then dialled, so nothing is resolved again between check and connect.
+    """
+    verdict = check_url(
+        str(url), policy, resolve=lambda host: _resolve_within(resolve, host, deadline)
+    )
+    if verdict.reason == "hostname does not resolve":
+        raise FetchError(verdict.reason)
+    if verdict.blocked:
+        raise FetchError(f"blocked: {verdict.reason}")
+    if not verdict.addresses:  # check_url always resolves when given a resolver; be strict
+        raise FetchError("hostname does not resolve")
+    return verdict.addresses
+
+
+class _DeadlineExpired(Exception):
+    """Not an OSError, so check_url does not mistake it for a failed lookup."""
+
+
+def _resolve_within(resolve: Resolver, host: str, deadline: _Deadline) -> list[str]:
+    # getaddrinfo cannot be interrupted; run it aside so the overall deadline still holds.
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="webfetch-dns")
+    try:
+        return executor.submit(resolve, host).result(timeout=max(0.0, deadline.remaining()))
+    except FutureTimeout as error:
+        raise _DeadlineExpired from error
+    finally:
+        executor.shutdown(wait=False)
+
+
+def _finish(
+    response: httpx.Response,
+    final_url: str,
+    address: str,
+    max_response_bytes: int,
+    deadline: _Deadline,
+) -> FetchResponse:
+    try:
+        if not 200 <= response.status_code < 300:
+            raise FetchError(f"HTTP {response.status_code}")
+        body, truncated = _read_capped(response.iter_bytes(), max_response_bytes, deadline)
+    finally:
+        response.close()
+    warnings = (f"Response body truncated after {max_response_bytes} bytes.",) if truncated else ()
+    return FetchResponse(
+        final_url=final_url,
+        status=response.status_code,
+        headers=tuple((key.lower(), value) for key, value in response.headers.multi_items()),
+        body=body,
+        truncated=truncated,
+        warnings=warnings,
+        address=address,
+    )
+
+
+def _read_capped(chunks: Iterator[bytes], limit: int, deadline: _Deadline) -> tuple[bytes, bool]:
+    """Read until ``limit`` bytes; reading one byte past it tells a capped body from one that
+    is exactly ``limit`` long (the later reference behaviour)."""
+    buffer = bytearray()
+    for chunk in chunks:
+        buffer.extend(chunk)
+        if len(buffer) > limit:
+            return bytes(buffer[:limit]), True
+        if deadline.remaining() <= 0:  # a server trickling bytes must not outlive the deadline
+            raise deadline.expired_error()
+    return bytes(buffer), False
+
+
+def _parse_url(raw: str) -> httpx.URL:
+    try:
+        url = httpx.URL(raw.strip())
+    except (httpx.InvalidURL, TypeError) as error:
+        raise FetchError("Invalid URL: must be http or https") from error
+    if url.scheme not in ("http", "https") or not url.host:
+        raise FetchError("Invalid URL: must be http or https")
+    return url
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default_port = {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.host.lower(), url.port or default_port)
+
+
+def _describe(error: httpx.HTTPError) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__
+
+
+class _Deadline:
+    """One budget for the whole operation (DNS, all hops, body)."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        self._clock = clock
+        self._seconds = seconds
+        self._ends_at = clock() + seconds
+
+    def remaining(self) -> float:
+        return self._ends_at - self._clock()
+
+    def httpx_timeouts(self) -> dict[str, float]:
+        left = max(0.001, self.remaining())
+        if self.remaining() <= 0:
+            raise self.expired_error()
+        return {"connect": left, "read": left, "write": left, "pool": left}
+
+    def expired_error(self) -> FetchError:
+        return FetchError(f"timed out after {self._seconds:g}s")
+
+
+# --- page reading: fetch + extract + wrap, behind an optional cache ---------------------------
+
+
+@dataclass(frozen=True)
+class PageCache:
+    """Tiny cache protocol so this module stays pure; the TTL is the owner's business."""
+
+    get: Callable[[str], str | None]
+    set: Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class PageResult:
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    title: str | None
+    extract_mode: ExtractMode
+    extractor: str
+    content: str  # extracted text, unwrapped and uncut
+    text: str  # ``content`` wrapped and cut to max_chars
+    truncated: bool
+    raw_length: int
+    warnings: tuple[str, ...]
+    cached: bool = False
+
+
+def page_cache_key(url: str, mode: ExtractMode, max_chars: int) -> str:
+    """Distinct per URL, mode and maxChars; hashed so any cache backend accepts it."""
+    digest = hashlib.sha256(f"{url.strip()}\n{mode}\n{max_chars}".encode()).hexdigest()
+    return f"link-understand:{digest}"
+
+
+def read_page(
+    url: str,
+    *,
+    policy: SsrfPolicy,
+    mode: ExtractMode = "markdown",
+    max_chars: int = 50_000,
+    cache: PageCache | None = None,
+    fetch: Callable[[str], FetchResponse] | None = None,
+) -> PageResult:
+    """Fetch ``url`` (``fetch`` defaults to fetch_guarded with ``policy``), extract, wrap.
+
+    Raises FetchError or ExtractionError; only successful results are cached.
+    """
+    key = page_cache_key(url, mode, max_chars)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            stored = json.loads(hit)
+            stored["warnings"] = tuple(stored["warnings"])
+            return replace(PageResult(**stored), cached=True)
+    response = fetch(url) if fetch is not None else fetch_guarded(url, policy=policy)
+    extracted = extract_content(
+        response.body, response.content_type, mode=mode, base_url=response.final_url
+    )
+    content = compose_page_text(extracted, mode)
+    wrapped = wrap_with_limit(content, max_chars)
+    result = PageResult(
+        url=url,
+        final_url=response.final_url,
+        status=response.status,
+        content_type=media_type_of(response.content_type) or "application/octet-stream",
+        title=extracted.title,
+        extract_mode=mode,
+        extractor=extracted.extractor,
+        content=content,
+        text=wrapped.text,
+        truncated=wrapped.truncated,
+        raw_length=wrapped.raw_length,
+        warnings=response.warnings,
+    )
+    if cache is not None:
+        cache.set(key, json.dumps(asdict(result)))
+    return result
+
+
+def compose_page_text(extracted: ExtractedContent, mode: ExtractMode) -> str:
+    """Put the page title first (as a heading in markdown) unless the text already opens
+    with it."""
+    title = extracted.title
+    first_line = extracted.text.split("\n", 1)[0]
+    if not title or re.findall(r"\w+", first_line.lower()) == re.findall(r"\w+", title.lower()):
+        return extracted.text
+    heading = f"# {title}" if mode == "markdown" else title
+    return f"{heading}\n\n{extracted.text}"

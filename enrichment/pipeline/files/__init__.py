@@ -1,0 +1,1 @@
+"""File extraction: attachments that are documents become text blocks."""

@@ -1,0 +1,1 @@
+"""Media understanding: attachments, capabilities, CLI and provider entries, envelopes, summaries."""

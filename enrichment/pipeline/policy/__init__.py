@@ -1,0 +1,1 @@
+"""Tool policy: groups, profiles, the stage pipeline of allow/deny lists."""
