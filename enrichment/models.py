@@ -198,6 +198,8 @@ class Run(models.Model):
     url_count = models.PositiveSmallIntegerField(default=0)
     config_snapshot = models.JSONField(default=dict, blank=True)
     media = models.JSONField(default=list, blank=True)
+    # Records of stages without storage of their own, by stage name (enrichment/stages).
+    stage_records = models.JSONField(default=dict, blank=True)
     owner = models.CharField(
         max_length=200, blank=True, help_text="host:pid of the process running it."
     )

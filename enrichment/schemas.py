@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from ninja import Schema
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_BODY_CHARS = 1_048_576
 MAX_URL_CHARS = 8_192
@@ -92,14 +92,25 @@ class EnrichIn(Schema):
     attachments: list[AttachmentIn] = Field(default_factory=list, max_length=32)
 
 
-class EnrichOut(Schema):
+class StageRecordsOut(BaseModel):
+    """Output carrying stage records: ``links`` and ``media`` as documented, and the record of
+    any further stage of the registry (``enrichment/stages``) under that stage's name.
+
+    A pydantic model rather than a ninja ``Schema``: ninja's attribute getter would drop the
+    extra keys that ``extra="allow"`` is there to keep."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class EnrichOut(StageRecordsOut):
+
     runId: int
     body: str
     links: dict[str, Any]
     media: list[dict[str, Any]]
 
 
-class DecisionSummary(Schema):
+class DecisionSummary(BaseModel):
     runId: int
     createdAt: datetime
     channel: str
@@ -116,7 +127,7 @@ class DecisionPage(Schema):
     nextCursor: str | None
 
 
-class DecisionDetail(DecisionSummary):
+class DecisionDetail(DecisionSummary, StageRecordsOut):
     messageId: str
     finishedAt: datetime | None
     originalBody: str

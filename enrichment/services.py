@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import os
@@ -27,14 +26,14 @@ from django.utils import timezone
 
 from controlui.plumbing.errors import DomainError, InvalidInput
 from enrichment.config_store import config_document, config_write
-from enrichment.media_glue import media_records, media_run
-from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.pipeline.config.model import Config, ConfigError, effective_links_config
+from enrichment.models import Run
+from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
 from enrichment.pipeline.fetch.ssrf import system_resolve
-from enrichment.pipeline.links.stage import LinkResult, ProgressEvent, run_link_understanding
 from enrichment.pipeline.runner import run_command
+from enrichment.pipeline.stages import StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
+from enrichment.stages import StageEnv, stage_json, stages_build, stages_store
 
 logger = logging.getLogger(__name__)
 
@@ -148,63 +147,13 @@ def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
 
 
 @transaction.atomic
-def run_finish(
-    *, run: Run, result: LinkResult, duration_ms: int, media: list[dict[str, Any]]
-) -> Run:
-    """Store the outcome, URL decisions and attempts of a run in one transaction."""
-    decision = result.decision
-    summaries = {output.url: output.summary for output in result.outputs}
+def run_finish(*, run: Run, result: StagesResult, duration_ms: int) -> Run:
+    """Store the new body and every stage's record (rows included) in one transaction."""
     run.enriched_body = result.body
-    run.outcome = decision.outcome
-    run.matched_rule = decision.matched_rule
-    run.url_count = len(decision.urls)
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
-    run.media = media
-    run.save(
-        update_fields=[
-            "enriched_body",
-            "outcome",
-            "matched_rule",
-            "url_count",
-            "duration_ms",
-            "finished_at",
-            "media",
-        ]
-    )
-    url_rows = []
-    attempt_rows = []
-    for position, url in enumerate(decision.urls):
-        chosen = next((i for i, attempt in enumerate(url.attempts) if attempt is url.chosen), None)
-        row = UrlDecision(
-            run=run,
-            position=position,
-            url=url.url,
-            blocked=url.blocked,
-            reason=url.reason or "",
-            addresses=list(url.addresses),
-            chosen_position=chosen,
-            summary=summaries.get(url.url, ""),
-        )
-        url_rows.append(row)
-        attempt_rows += [
-            Attempt(
-                url_decision=row,
-                position=index,
-                type=attempt.type,
-                command=attempt.command,
-                argv=list(attempt.argv),
-                outcome=attempt.outcome,
-                reason=attempt.reason or "",
-                exit_code=attempt.exit_code,
-                duration_ms=attempt.duration_ms,
-                stdout_bytes=attempt.stdout_bytes,
-                stderr_tail=attempt.stderr_tail,
-            )
-            for index, attempt in enumerate(url.attempts)
-        ]
-    UrlDecision.objects.bulk_create(url_rows)
-    Attempt.objects.bulk_create(attempt_rows)
+    fields = stages_store(run, result.records)
+    run.save(update_fields=["enriched_body", "duration_ms", "finished_at", *fields])
     return run
 
 
@@ -280,43 +229,22 @@ async def enrichment_run(
 ) -> dict[str, Any]:
     """Enrich one message with the stored config; record and broadcast the run.
 
-    Returns the API result ``{runId, body, links, media}``. Media understanding runs first
-    (it may rewrite the body); link understanding then reads the rewritten body, so a URL
-    spoken in a voice note gets enriched too.
+    Returns the API result ``{runId, body, links, media}``: the stages of ``STAGES`` run in
+    order (media, then links, which reads the body media rewrote, so a URL spoken in a voice
+    note gets enriched too), each record under its stage's name.
     """
     config, document = await sync_to_async(config_load)()
-    links_config = effective_links_config(config, request.agent_id)
     run = await sync_to_async(run_start)(request=request, snapshot=document)
     started = time.monotonic()
-
-    async def progress(event: ProgressEvent) -> None:
-        if on_progress is not None:
-            await on_progress({"stage": "links", "url": event.url, "text": event.text})
-
+    env = StageEnv(
+        config=config,
+        agent_id=request.agent_id,
+        attachments=request.attachments,
+        runner=partial(run_command, env=cli_environment(config)),
+        resolve=lambda host: resolve_host(host),
+    )
     try:
-        runner = partial(run_command, env=cli_environment(config))
-        context = request.context()
-        media = await media_run(
-            config,
-            body=request.body,
-            attachments=request.attachments,
-            agent_id=request.agent_id,
-            channel=context.scope_channel,
-            chat_type=request.chat_type,
-            session_key=request.session_key,
-            runner=runner,
-            resolve=lambda host: resolve_host(host),
-            template_variables=context.template_variables(),
-            on_progress=on_progress,
-        )
-        result = await run_link_understanding(
-            links_config,
-            dataclasses.replace(context, body=media.body),
-            policy=config.web_fetch.ssrf_policy,
-            runner=runner,
-            resolve=lambda host: resolve_host(host),
-            on_progress=progress,
-        )
+        result = await run_stages(stages_build(env), request.context(), on_progress)
     except asyncio.CancelledError:
         # The socket closed (or the worker is stopping): close the run instead of leaving
         # it "running" until the stale-run sweep, then let the cancellation go on.
@@ -331,17 +259,9 @@ async def enrichment_run(
         logger.exception("enrichment run %s failed", run.pk)
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
         raise DomainError(f"enrichment failed: {exc}") from exc
-    records = media_records(media)
-    await sync_to_async(run_finish)(
-        run=run, result=result, duration_ms=_elapsed_ms(started), media=records
-    )
+    await sync_to_async(run_finish)(run=run, result=result, duration_ms=_elapsed_ms(started))
     await decision_broadcast(run)
-    return {
-        "runId": run.pk,
-        "body": result.body,
-        "links": result.decision.to_dict(),
-        "media": records,
-    }
+    return {"runId": run.pk, "body": result.body, **stage_json(result.records)}
 
 
 def _elapsed_ms(started: float) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,7 +15,7 @@ from controlui.plumbing.errors import InvalidInput, NotFound
 from enrichment import selectors, stats
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.models import Run
-from enrichment.pipeline.media import summary as media_summary
+from enrichment.stages import stage_sections
 
 HISTORY_PAGE_SIZE = 50
 # The "Newer" link walks back through the cursors of the pages seen before; the trail is
@@ -137,80 +137,6 @@ def body_parts(run: Run) -> BodyParts:
     return BodyParts(run.original_body, enriched, "")
 
 
-@dataclass(frozen=True)
-class MediaAttachmentView:
-    index: object
-    attempts: list[dict[str, object]]
-
-
-@dataclass(frozen=True)
-class MediaCard:
-    """One recorded media decision as the run page shows it; ``raw`` for a record of an
-    unknown shape (shown key by key instead)."""
-
-    capability: str = ""
-    outcome: str = ""
-    summary: str = ""
-    matched_rule: object = None
-    attachments: list[MediaAttachmentView] = field(default_factory=list)
-    files: list[dict[str, object]] = field(default_factory=list)
-    raw: list[tuple[str, str]] = field(default_factory=list)
-
-
-def media_cards(records: object) -> list[MediaCard]:
-    """``Run.media`` (capability decisions, then the file-extraction record) as cards."""
-    cards = []
-    for record in records if isinstance(records, list) else []:
-        if not isinstance(record, dict) or not isinstance(record.get("capability"), str):
-            items = record.items() if isinstance(record, dict) else [("value", record)]
-            cards.append(MediaCard(raw=[(str(key), _plain(value)) for key, value in items]))
-            continue
-        attachments = [
-            MediaAttachmentView(item.get("attachmentIndex"), _attempt_views(item))
-            for item in record.get("attachments") or []
-            if isinstance(item, dict)
-        ]
-        files = [item for item in record.get("files") or [] if isinstance(item, dict)]
-        cards.append(
-            MediaCard(
-                capability=record["capability"],
-                outcome=str(record.get("outcome", "")),
-                summary=media_summary.summary_line(record),
-                matched_rule=record.get("matchedRule"),
-                attachments=attachments,
-                files=files,
-            )
-        )
-    return cards
-
-
-def _attempt_views(attachment: dict[str, Any]) -> list[dict[str, object]]:
-    chosen = attachment.get("chosen")
-    attempts = [item for item in attachment.get("attempts") or [] if isinstance(item, dict)]
-    if isinstance(chosen, dict) and chosen not in attempts:
-        attempts.append(chosen)  # recorded as chosen only
-    return [
-        {
-            "outcome": str(item.get("outcome", "")),
-            "label": "/".join(str(item[key]) for key in ("provider", "model") if item.get(key))
-            or str(item.get("type", "")),
-            "chosen": item == chosen,
-            "argv": [str(arg) for arg in item.get("argv") or [] if arg is not None],
-            "reason": item.get("reason"),
-            "exit_code": item.get("exitCode"),
-            "duration_ms": item.get("durationMs"),
-            "stderr_tail": item.get("stderrTail"),
-        }
-        for item in attempts
-    ]
-
-
-def _plain(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
 @require_GET
 def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
@@ -221,17 +147,11 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     except InvalidInput as exc:
         return render(request, "enrichment/detail.html", {"error": exc.detail}, status=400)
     newer, older = selectors.decision_neighbours(run=run, filters=filters)
-    url_rows = list(run.url_decisions.all())
     context = {
         "run": run,
         "body": body_parts(run),
-        "urls": [
-            {"row": row, "host": stats.url_host(row.url), "attempts": list(row.attempts.all())}
-            for row in url_rows
-        ],
         "matched_rule": matched_scope_rule(run),
-        "media_cards": media_cards(run.media),
-        "media_status": media_summary.status_line(run.media or []),
+        "stage_sections": stage_sections(run),
         "filter_query": urlencode(filters.as_params()),
         "newer_id": newer,
         "older_id": older,

@@ -60,3 +60,109 @@ def test_checker_catches_forbidden_imports(source: str) -> None:
 
 def test_checker_allows_stdlib_and_relative_imports() -> None:
     assert forbidden_imports("import json\nfrom . import links\nfrom .ssrf import check_url") == []
+
+
+# --- Import direction: project -> apps -> plumbing -> (nothing of ours) ---------------------
+# ``controlui/`` assembles the project from these modules; nothing else may import them.
+PROJECT_MODULES = frozenset(
+    f"controlui.{name}"
+    for name in (
+        "settings",
+        "urls",
+        "asgi",
+        "api",
+        "routing",
+        "pages",
+        "views",
+        "middleware",
+        "context_processors",
+        "health",
+        "env",
+    )
+)
+APP_PACKAGES = ("enrichment", "controlui/rich")
+PLUMBING = "controlui/plumbing"
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def _ours(names: list[str]) -> list[str]:
+    return [name for name in names if name.split(".")[0] in ("controlui", "enrichment")]
+
+
+def upward_imports(module: str, source: str) -> list[str]:
+    """Imports of ``module`` that point against the layers' direction."""
+    wrong = []
+    for name in _ours(imported_modules(source)):
+        if any(name == project or name.startswith(project + ".") for project in PROJECT_MODULES):
+            wrong.append(name)  # only the project assembles; apps and plumbing never reach up
+        elif module.startswith("controlui.plumbing") and not name.startswith("controlui.plumbing"):
+            wrong.append(name)  # plumbing knows no app
+        elif module.startswith("enrichment.pipeline") and not name.startswith(
+            "enrichment.pipeline"
+        ):
+            wrong.append(name)  # the pure core knows no shell
+        elif module.startswith("controlui.canvas") and not name.startswith(
+            ("controlui.canvas", "enrichment.pipeline")
+        ):
+            wrong.append(name)  # pure cores may share each other (the SSRF classifier)
+    return wrong
+
+
+def layered_files() -> list[Path]:
+    packages = (*APP_PACKAGES, PLUMBING, *PURE_PACKAGES)
+    return sorted(
+        path
+        for package in packages
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts
+    )
+
+
+@pytest.mark.parametrize("path", layered_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_imports_point_down_the_layers(path: Path) -> None:
+    assert upward_imports(_module_name(path), path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("enrichment.views", "from controlui.settings import DEBUG"),
+        ("enrichment.api", "from controlui.api import api"),
+        ("controlui.rich.views", "import controlui.urls"),
+        ("controlui.plumbing.errors", "from enrichment.models import Run"),
+        ("controlui.plumbing.keyset", "from controlui.rich import selectors"),
+        ("enrichment.pipeline.links.stage", "from enrichment.services import run_summary"),
+        ("enrichment.pipeline.stages", "from enrichment.stages import STAGES"),
+        ("controlui.canvas.render", "from controlui.models import CanvasDocument"),
+        ("controlui.canvas.render", "from enrichment.services import run_summary"),
+    ],
+)
+def test_checker_catches_upward_imports(module: str, source: str) -> None:
+    assert upward_imports(module, source) != []
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("enrichment.views", "from controlui.plumbing.errors import NotFound"),
+        ("enrichment.services", "from enrichment.pipeline.stages import run_stages"),
+        ("controlui.rich.api", "from controlui.canvas.render import render_assistant_text"),
+        ("controlui.plumbing.keyset", "from controlui.plumbing.errors import InvalidInput"),
+        ("enrichment.pipeline.links.stage", "from enrichment.pipeline.fetch.ssrf import check_url"),
+        (
+            "controlui.canvas.media_validation",
+            "from enrichment.pipeline.fetch.ssrf import check_url",
+        ),
+    ],
+)
+def test_checker_allows_downward_imports(module: str, source: str) -> None:
+    assert upward_imports(module, source) == []
+
+
+def test_pipeline_is_grouped_by_concern() -> None:
+    """The pure core is packages per concern, with a few shared primitives beside them."""
+    top = sorted(p.stem for p in (ROOT / "enrichment/pipeline").glob("*.py"))
+    assert top == ["__init__", "runner", "scope", "stages", "templates"]

@@ -419,7 +419,9 @@ def test_temp_files_are_gone_when_the_run_itself_fails(
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("links exploded")
 
-    monkeypatch.setattr(services, "run_link_understanding", broken)
+    from enrichment.pipeline.links import stage as links_stage
+
+    monkeypatch.setattr(links_stage, "run_link_understanding", broken)
     with pytest.raises(DomainError, match="links exploded"):
         enrich("x", {"name": "a.wav", "data": WAV})
     assert leftovers(isolated) == []

@@ -32,6 +32,7 @@ from enrichment.pipeline.links.detection import extract_links
 from enrichment.pipeline.links.envelope import LinkOutput, format_link_body
 from enrichment.pipeline.runner import CommandResult, CommandRunner, run_command
 from enrichment.pipeline.scope import ScopeDecision, evaluate_scope
+from enrichment.pipeline.stages import Emit, StageResult
 from enrichment.pipeline.templates import MessageContext, render_template
 
 PENDING_NOTICE = "Fetching page content..."
@@ -106,6 +107,35 @@ async def run_link_understanding(
     outcome: RunOutcome = "success" if outputs else "skipped"
     decision = LinkDecision(outcome, scope.matched_rule, tuple(d for d, _output in results))
     return LinkResult(format_link_body(context.body, outputs), decision, outputs)
+
+
+@dataclass(frozen=True)
+class LinksStage:
+    """Link understanding as a stage of the run (``pipeline.stages``); its record is the
+    ``LinkResult`` (the decision plus each URL's summary)."""
+
+    config: LinksConfig
+    policy: SsrfPolicy
+    runner: CommandRunner = run_command
+    resolve: Resolver = system_resolve
+
+    @property
+    def name(self) -> str:
+        return "links"
+
+    async def run(self, context: MessageContext, emit: Emit) -> StageResult:
+        async def progress(event: ProgressEvent) -> None:
+            await emit({"url": event.url, "text": event.text})
+
+        result = await run_link_understanding(
+            self.config,
+            context,
+            policy=self.policy,
+            runner=self.runner,
+            resolve=self.resolve,
+            on_progress=progress,
+        )
+        return StageResult(result.body, result)
 
 
 def _scope_decision(config: LinksConfig, context: MessageContext) -> ScopeDecision:
