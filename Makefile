@@ -49,6 +49,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file .ci/mypy-apps.ini enrichment controlui
 	$(CC) -fsyntax-only -Wall -Wextra -Werror -I"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" enrichment/pipeline/links/_linkscan.c
 
 clean:

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from controlui.tokens import token_digest, token_generate
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
@@ -44,7 +49,7 @@ class ApiToken(models.Model):
         return secret
 
     @classmethod
-    def issue(cls, *, user: object, name: str = "") -> tuple[ApiToken, str]:
+    def issue(cls, *, user: User, name: str = "") -> tuple[ApiToken, str]:
         token = cls(user=user, name=name)
         secret = token.assign_secret()
         token.save()

@@ -266,7 +266,7 @@ class RenumberingAdmin(admin.ModelAdmin):
         formset.save_m2m()
         model = formset.model
         if model in (ScopeRule, LinkModel, Agent):
-            owner = (
+            owner: dict[str, object] = (
                 {"agent": form.instance}
                 if isinstance(form.instance, Agent)
                 else {"config": form.instance}
@@ -366,7 +366,7 @@ class NoCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return int(self.object_list[: self.COUNT_LIMIT].count())
+        return int(self.object_list[: self.COUNT_LIMIT].count())  # type: ignore[attr-defined]  # a QuerySet
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

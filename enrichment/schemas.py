@@ -103,7 +103,6 @@ class StageRecordsOut(BaseModel):
 
 
 class EnrichOut(StageRecordsOut):
-
     runId: int
     body: str
     links: dict[str, Any]

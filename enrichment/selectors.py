@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.utils.dateparse import parse_datetime
 
 from controlui.plumbing.errors import InvalidInput, NotFound
@@ -16,7 +16,7 @@ from controlui.plumbing.keyset import (
     newer_than,
     older_than,
 )
-from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
 
 SUMMARY_FIELDS = (
     "id",
@@ -77,7 +77,7 @@ class HistoryFilters:
                 )
         return params
 
-    def apply(self, runs: QuerySet[Run]) -> QuerySet[Run]:
+    def apply(self, runs: RunQuerySet) -> RunQuerySet:
         if self.outcome:
             runs = runs.filter(outcome=self.outcome)
         if self.channel:
@@ -129,7 +129,7 @@ def decision_get(*, run_id: int) -> Run:
         "url_decisions",
         queryset=UrlDecision.objects.order_by("position").prefetch_related(attempts),
     )
-    run = Run.objects.prefetch_related(urls).filter(pk=run_id).first()
+    run = Run.objects.prefetch_related(urls).filter(pk=run_id).first()  # type: ignore[arg-type]
     if run is None:
         raise NotFound(f"No run with id {run_id}.")
     return run

@@ -3,6 +3,9 @@ with the stage that removed each missing tool (SPEC §7)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -19,9 +22,11 @@ class ToolAccessForm(forms.Form):
     provider = forms.CharField(required=False, max_length=MAX_FIELD_CHARS, strip=True)
     model = forms.CharField(required=False, max_length=MAX_FIELD_CHARS, strip=True)
 
-    def __init__(self, data: object, *, agent_ids: tuple[str, ...]) -> None:
+    def __init__(self, data: Mapping[str, Any] | None, *, agent_ids: tuple[str, ...]) -> None:
         super().__init__(data)
-        self.fields["agent"].choices = [("", "(none)"), *((i, i) for i in agent_ids)]
+        agent = self.fields["agent"]
+        assert isinstance(agent, forms.ChoiceField)
+        agent.choices = [("", "(none)"), *((i, i) for i in agent_ids)]
 
 
 @require_GET

@@ -76,7 +76,7 @@ def link_decision(run: Run) -> decisions.LinkDecision:
                 type=item.type,
                 command=item.command,
                 argv=tuple(item.argv),
-                outcome=item.outcome,
+                outcome=item.outcome,  # type: ignore[arg-type]  # stored from the Literal
                 reason=item.reason or None,
                 exit_code=item.exit_code,
                 duration_ms=item.duration_ms or 0,
