@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from enrichment.pipeline.config.readers import ConfigIssue, unknown_key_issues
+
 ScopeAction = Literal["allow", "deny"]
 ChatType = Literal["direct", "group", "channel"]
 
@@ -33,17 +35,6 @@ _CHAT_TYPE_ALIASES: Mapping[str, ChatType] = {
     "group": "group",
     "channel": "channel",
 }
-
-
-@dataclass(frozen=True)
-class ConfigIssue:
-    """One validation problem, located by a dotted JSON path."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -189,13 +180,6 @@ def _parse_text(value: object, path: str, issues: list[ConfigIssue]) -> str | No
         issues.append(ConfigIssue(path, "must be a string"))
         return None
     return _normalize_text(value)
-
-
-def unknown_key_issues(
-    obj: Mapping[str, object], allowed: frozenset[str], path: str
-) -> list[ConfigIssue]:
-    """One issue per key of ``obj`` not in ``allowed``, in document order."""
-    return [ConfigIssue(f"{path}.{key}", "unknown key") for key in obj if key not in allowed]
 
 
 def scope_to_dict(scope: ScopeConfig) -> dict[str, object]:

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal, TypedDict, cast
 
-from enrichment.pipeline.config.media_reader import ConfigReader
-from enrichment.pipeline.scope import ConfigIssue, ScopeConfig, parse_scope, scope_to_dict
+from enrichment.pipeline.config.readers import ConfigIssue, ConfigReader, json_copy, json_issues
+from enrichment.pipeline.scope import ScopeConfig, parse_scope, scope_to_dict
 from enrichment.pipeline.templates import find_template_errors
 
 Capability = Literal["image", "audio", "video"]
@@ -186,6 +186,22 @@ def parse_media_config(
         **{cap: _parse_capability(read, raw.get(cap, {}), f"{path}.{cap}") for cap in CAPABILITIES},
     )
     return config, issues
+
+
+def parse_media_block(
+    read: ConfigReader, block: Mapping[str, object], path: str
+) -> dict[str, object] | None:
+    """``<path>.media`` as it is stored: a plain JSON copy once it parses (None when absent or
+    invalid). The parsed ``MediaConfig`` is built per run (``media_glue``) after the agent's
+    block is merged."""
+    if "media" not in block:
+        return None
+    value = read.json_object(block["media"], f"{path}.media")
+    if value is None:
+        return None
+    found = json_issues(value, f"{path}.media") or parse_media_config(value, f"{path}.media")[1]
+    read.issues.extend(found)
+    return None if found else dict(json_copy(value))
 
 
 def _parse_capability(read: ConfigReader, obj: object, path: str) -> CapabilityConfig:

@@ -181,7 +181,7 @@ def test_empty_config_is_defaults() -> None:
     [
         ({"imgae": {}}, "tools.media.imgae", "unknown key"),
         ({"concurrency": 0}, "tools.media.concurrency", "must be at least 1"),
-        ({"concurrency": "2"}, "tools.media.concurrency", "must be a number"),
+        ({"concurrency": "2"}, "tools.media.concurrency", "must be an integer"),
         ({"audio": {"enabled": "yes"}}, "tools.media.audio.enabled", "must be true or false"),
         (
             {"audio": {"models": [{"type": "cli"}]}},
@@ -228,7 +228,7 @@ def test_empty_config_is_defaults() -> None:
             "tools.media.image.attachments.maxAttachments",
             "must be at least 1",
         ),
-        ({"image": {"maxChars": 1.5}}, "tools.media.image.maxChars", "must be a whole number"),
+        ({"image": {"maxChars": 1.5}}, "tools.media.image.maxChars", "must be an integer"),
         (
             {"image": {"headers": {"X": 1}}},
             "tools.media.image.headers",
