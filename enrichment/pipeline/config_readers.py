@@ -13,6 +13,9 @@ from typing import Any
 from enrichment.pipeline.scope import ConfigIssue
 
 Number = int | float
+# Integer settings are stored in 32-bit columns (PostgreSQL ``integer``); a larger value is
+# refused here, by path, instead of failing (or wrapping) when it is written.
+MAX_STORED_INT = 2**31 - 1
 
 
 def read_object(value: object, path: str, issues: list[ConfigIssue]) -> Mapping[str, object] | None:
@@ -33,10 +36,13 @@ def read_int(value: object, path: str, minimum: int, issues: list[ConfigIssue]) 
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # JSON has one number type: 3.0 is 3
     if isinstance(value, int) and not isinstance(value, bool):
-        if value >= minimum:
-            return value
-        issues.append(ConfigIssue(path, f"must be at least {minimum}"))
-        return None
+        if value < minimum:
+            issues.append(ConfigIssue(path, f"must be at least {minimum}"))
+            return None
+        if value > MAX_STORED_INT:
+            issues.append(ConfigIssue(path, f"must be at most {MAX_STORED_INT}"))
+            return None
+        return value
     issues.append(ConfigIssue(path, "must be an integer"))
     return None
 
