@@ -255,6 +255,19 @@ def system_resolve(host: str) -> list[str]:
     return addresses
 
 
+UNRESOLVED = "hostname does not resolve"
+# Messages about a refused address start like the reference's (``Blocked: resolves to
+# private/internal IP address``), in the fetcher's error, the script's stderr and the
+# link run's pseudo-attempt alike.
+BLOCKED_PREFIX = "Blocked: "
+
+
+def blocked_message(reason: str) -> str:
+    """``'resolves to loopback address 127.0.0.1'`` -> ``'Blocked: resolves to loopback
+    address 127.0.0.1'``; a name that does not resolve was not refused, so it stays as is."""
+    return reason if reason == UNRESOLVED else f"{BLOCKED_PREFIX}{reason}"
+
+
 @dataclass(frozen=True)
 class Verdict:
     blocked: bool
@@ -296,7 +309,7 @@ def _check_resolved(host: str, policy: SsrfPolicy, resolve: Resolver) -> Verdict
     except (OSError, ValueError):
         addresses = ()
     if not addresses:
-        return Verdict(blocked=True, reason="hostname does not resolve", host=host, addresses=())
+        return Verdict(blocked=True, reason=UNRESOLVED, host=host, addresses=())
     trusted = is_allowed_hostname(host, policy)
     for address in addresses:
         ip = _parse_address(address)
