@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import socket
@@ -27,6 +26,7 @@ from django.utils import timezone
 
 from controlui.errors import DomainError, InvalidInput
 from enrichment.config_store import config_document, config_write
+from enrichment.linkcli import fetch_environment
 from enrichment.media_glue import media_records, media_run
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config import Config, ConfigError, effective_links_config
@@ -126,7 +126,7 @@ def cli_environment(config: Config) -> dict[str, str]:
     env = dict(os.environ)
     scripts = str(Path(sys.executable).parent)
     env["PATH"] = scripts + os.pathsep + env.get("PATH", "")
-    env["LINK_UNDERSTAND_SSRF_POLICY"] = json.dumps(config.web_fetch.ssrf_policy.to_dict())
+    env.update(fetch_environment(config.web_fetch))  # the stored tools.web.fetch settings
     return env
 
 
