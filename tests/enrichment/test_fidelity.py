@@ -22,10 +22,10 @@ from django.test import Client
 
 from enrichment.models import Run
 from tests.enrichment.conftest import SUMMARIZER
-from tests.enrichment.pipeline.test_webfetch import LocalServer, page, send
+from tests.enrichment.pipeline.test_webfetch import ARTICLE, LocalServer, page, redirect, send
 from tests.enrichment.pipeline.test_webfetch import server as server  # noqa: F401 (fixture)
 from tests.enrichment.test_admin import change_url, form_errors, form_values
-from tests.enrichment.test_linkcli import failure_line, run
+from tests.enrichment.test_linkcli import REPO_ROOT, failure_line, run
 
 WAV = b"RIFF\x24\x08\x00\x00WAVEfmt " + bytes(2100)  # above the 1024-byte audio minimum
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
@@ -688,3 +688,52 @@ def test_zero_byte_file_is_still_skipped_as_empty(staff_client: Client) -> None:
     upload = SimpleUploadedFile("void.txt", b"", content_type="text/plain")
     body = staff_client.post("/api/files/extract", {"file": upload}).json()
     assert (body["block"], body["skipped"]) == (None, "empty")
+
+
+# --- further deviation (web-fetch notes A2/A8): tools.web.fetch reaches link-understand ----------
+
+
+def test_script_takes_its_fetch_settings_from_the_environment(server: LocalServer) -> None:
+    server.routes["/post"] = page(ARTICLE)
+    server.routes["/hop"] = redirect("/post")
+    settings = {"maxChars": 300, "userAgent": "FidelityBot/1.0", "maxRedirects": 0}
+    env = {"LINK_UNDERSTAND_FETCH": json.dumps(settings)}
+    result = run("--url", server.url("/post"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.removesuffix("\n")) <= 300
+    assert server.headers_for("/post")["user-agent"] == "FidelityBot/1.0"
+    line = failure_line(run("--url", server.url("/hop"), env=env))
+    assert line.endswith(": Too many redirects (limit: 0)")
+    # The command line still wins over the config, as the tool parameter does upstream.
+    wide = run("--url", server.url("/post"), "--max-chars", "2000", env=env)
+    assert 300 < len(wide.stdout.removesuffix("\n")) <= 2000
+
+
+def test_script_refuses_bad_fetch_settings_naming_the_key(server: LocalServer) -> None:
+    env = {"LINK_UNDERSTAND_FETCH": json.dumps({"maxRedirects": -1})}
+    result = run("--url", server.url("/post"), env=env)
+    assert result.returncode == 2
+    assert "LINK_UNDERSTAND_FETCH" in result.stderr and "maxRedirects" in result.stderr
+    assert server.seen == []
+
+
+def test_stored_fetch_settings_reach_the_built_in_fetcher(
+    staff_client: Client, server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", REPO_ROOT)  # the script imports this tree
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    server.routes["/post"] = page(ARTICLE)
+    server.routes["/hop"] = redirect("/post")
+    model = {"type": "cli", "command": "link-understand", "args": ["--url", "{{LinkUrl}}"]}
+    document = links_document(model)
+    fetch = document["tools"]["web"]["fetch"]
+    fetch.update({"maxChars": 400, "userAgent": "StoredBot/2.0", "maxRedirects": 0})
+    assert put_config(staff_client, document).status_code == 200
+    result = enrich(staff_client, {"body": f"{server.url('/post')} {server.url('/hop')}"})
+    fetched, redirected = result["links"]["urls"]
+    assert fetched["chosen"] is not None, fetched["attempts"]
+    assert fetched["chosen"]["stdoutBytes"] <= 401  # 400 characters of ASCII plus a newline
+    assert server.headers_for("/post")["user-agent"] == "StoredBot/2.0"
+    [attempt] = redirected["attempts"]
+    assert attempt["outcome"] == "failed"
+    assert "Too many redirects (limit: 0)" in attempt["stderrTail"]
