@@ -65,7 +65,7 @@ from enrichment.pipeline.media_entry import (
 )
 from enrichment.pipeline.media_http import HttpPost
 from enrichment.pipeline.runner import CommandRunner
-from enrichment.pipeline.ssrf import BLOCKED_PREFIX, SsrfPolicy
+from enrichment.pipeline.ssrf import SsrfPolicy, blocked_reason, is_blocked_message
 from enrichment.pipeline.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded
 
 MIB = 1024 * 1024
@@ -196,8 +196,8 @@ async def download_attachment(
 
 
 def _download_refusal(number: int, reason: str) -> Exception:
-    if reason.startswith(BLOCKED_PREFIX):
-        policy_reason = reason.removeprefix(BLOCKED_PREFIX)
+    if is_blocked_message(reason):
+        policy_reason = blocked_reason(reason)
         return MediaSkipError(
             "blocked", f"Attachment {number} URL refused by the SSRF policy ({policy_reason})"
         )

@@ -264,8 +264,27 @@ BLOCKED_PREFIX = "Blocked: "
 
 def blocked_message(reason: str) -> str:
     """``'resolves to loopback address 127.0.0.1'`` -> ``'Blocked: resolves to loopback
-    address 127.0.0.1'``; a name that does not resolve was not refused, so it stays as is."""
-    return reason if reason == UNRESOLVED else f"{BLOCKED_PREFIX}{reason}"
+    address 127.0.0.1'``; ``'blocked hostname a.local'`` -> ``'Blocked hostname a.local'``
+    (no doubled word). A name that does not resolve was not refused, so it stays as is."""
+    if reason == UNRESOLVED:
+        return reason
+    if reason.startswith("blocked "):
+        return "B" + reason[1:]
+    return f"{BLOCKED_PREFIX}{reason}"
+
+
+def is_blocked_message(message: str) -> bool:
+    """Whether ``message`` (a fetch error) is a refusal by the SSRF policy."""
+    return message.startswith("Blocked")
+
+
+def blocked_reason(message: str) -> str:
+    """The policy's own words inside a refusal: ``'Blocked: private address 10.0.0.5'`` ->
+    ``'private address 10.0.0.5'``, ``'Blocked hostname a.local'`` -> ``'blocked hostname
+    a.local'``."""
+    if message.startswith(BLOCKED_PREFIX):
+        return message.removeprefix(BLOCKED_PREFIX)
+    return "b" + message[1:] if message.startswith("Blocked") else message
 
 
 @dataclass(frozen=True)

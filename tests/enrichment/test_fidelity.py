@@ -654,6 +654,43 @@ def test_script_literal_private_address_is_blocked(server: LocalServer) -> None:
     assert line == f"http://127.0.0.1:{server.port}: Blocked: loopback address 127.0.0.1"
 
 
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("http://wiki.internal/", "Blocked hostname wiki.internal"),
+        ("http://10.0.0.5/", "Blocked: private address 10.0.0.5"),
+        ("http://metadata.google.internal/", "Blocked: cloud metadata hostname"),
+    ],
+    ids=["internal-name", "private-literal", "metadata-name"],
+)
+def test_script_redirect_to_a_refused_host_says_blocked_once(
+    server: LocalServer, target: str, message: str
+) -> None:
+    server.routes["/hop"] = redirect(target)
+    line = failure_line(run("--url", server.url("/hop")))
+    assert line.startswith(f"http://127.0.0.1:{server.port}: {message}")
+    assert "Blocked: blocked" not in line and "blocked hostname" not in line
+
+
+@pytest.mark.parametrize(
+    ("url", "inside"),
+    [
+        ("http://wiki.internal/notes.txt", "(blocked hostname wiki.internal)"),
+        ("http://10.20.30.40/notes.txt", "(private address 10.20.30.40)"),
+    ],
+    ids=["internal-name", "private-literal"],
+)
+def test_attachment_on_a_refused_host_is_skipped_as_blocked(
+    staff_client: Client, url: str, inside: str
+) -> None:
+    assert put_config(staff_client, media_document({})).status_code == 200
+    result = enrich(staff_client, {"body": "see file", "attachments": [{"url": url}]})
+    [file] = record(result, "file")["files"]
+    assert file["skipped"] == (
+        f"fetch-failed: blocked: Attachment 1 URL refused by the SSRF policy {inside}"
+    )
+
+
 # --- 10. a whitespace-only text file is a notice, not nothing ----------------------------------------
 
 
