@@ -26,9 +26,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from enrichment.pipeline.config import ConfigError, WebFetchConfig
-from enrichment.pipeline.config_parser import parse_config
+from enrichment.pipeline.config import WEB_FETCH_INTS, ConfigIssue, WebFetchConfig
+from enrichment.pipeline.config_readers import read_int, read_number
 from enrichment.pipeline.extraction import ExtractionError, ExtractMode, extract_html
 from enrichment.pipeline.ssrf import DEFAULT_POLICY, SsrfPolicy
 from enrichment.pipeline.webfetch import (
@@ -104,10 +105,23 @@ def fetch_settings_from_env(raw: str | None) -> WebFetchConfig:
         raise ValueError(f"not valid JSON ({error.args[0]})") from error
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object")
-    try:
-        return parse_config({"tools": {"web": {"fetch": data}}}).web_fetch
-    except ConfigError as error:
-        raise ValueError("; ".join(str(issue) for issue in error.errors)) from None
+    # The config's own readers, not the whole config parser: this script starts once per
+    # link, so it keeps its imports to what fetching needs.
+    issues: list[ConfigIssue] = []
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in WEB_FETCH_INTS:
+            name, minimum = WEB_FETCH_INTS[key]
+            fields[name] = read_int(value, key, minimum, issues)
+        elif key == "cacheTtlMinutes":
+            fields["cache_ttl_minutes"] = read_number(value, key, 0, issues)
+        elif key == "userAgent" and isinstance(value, str) and value.strip():
+            fields["user_agent"] = value
+        else:
+            issues.append(ConfigIssue(key, "unknown key or bad value"))
+    if issues:
+        raise ValueError("; ".join(str(issue) for issue in issues))
+    return WebFetchConfig(**fields)
 
 
 def fetch_environment(web_fetch: WebFetchConfig) -> dict[str, str]:
