@@ -299,15 +299,18 @@ def prepare_attachments(
 
 
 def fetch_limits(
-    config: MediaConfig, attachments: Sequence[Attachment], web_timeout: float
+    config: MediaConfig, attachments: Sequence[Attachment]
 ) -> tuple[dict[int, int], dict[int, float]]:
-    """Per attachment: the largest maxBytes (and timeout) any consumer of its kind accepts."""
+    """Per attachment: the largest maxBytes (and timeout) any consumer of its kind accepts.
+
+    An attachment only the file extractor reads gets the file limits (notes §12.1: 5 MiB,
+    10 s), not the web fetcher's."""
     max_bytes, timeouts = {}, {}
     for attachment in attachments:
         kind = attachment_kind(attachment)
         if kind is None:
             max_bytes[attachment.index] = FILE_LIMITS.max_bytes
-            timeouts[attachment.index] = web_timeout
+            timeouts[attachment.index] = FILE_LIMITS.fetch_timeout_seconds
             continue
         section = config.capability(kind)
         entries = [None, *configured_entries(config, kind)]
@@ -345,7 +348,7 @@ async def media_run(
     try:
         # Decoding and writing up to 25 MiB per upload: off the event loop.
         items, uploads = await asyncio.to_thread(prepare_attachments, attachments, temp_dir)
-        max_bytes, timeouts = fetch_limits(parsed, items, config.web_fetch.timeout_seconds)
+        max_bytes, timeouts = fetch_limits(parsed, items)
         fetch_settings = FetchSettings(
             media_root=Path(media_root or settings.MEDIA_ROOT),
             temp_dir=temp_dir,

@@ -166,6 +166,7 @@ class FileLimits:
     # None = not configured: the default list plus the extras and any text/* candidate.
     allowed_mimes: tuple[str, ...] | None = None
     pdf_max_pages: int = 4
+    fetch_timeout_seconds: float = 10.0  # timeoutMs 10 000 for a file fetched by URL
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -774,3 +775,30 @@ def test_stored_fetch_settings_reach_the_built_in_fetcher(
     [attempt] = redirected["attempts"]
     assert attempt["outcome"] == "failed"
     assert "Too many redirects (limit: 0)" in attempt["stderrTail"]
+
+
+# --- further deviation (media notes §12.1): a file fetched by URL has 10 s -----------------------
+
+
+def test_file_attachment_download_gives_up_after_ten_seconds(
+    staff_client: Client, server: LocalServer
+) -> None:
+    """Not the web fetcher's 30 s: file extraction's own timeoutMs (10 000)."""
+
+    def slow(handler) -> None:
+        time.sleep(12)
+        send(handler, 200, b"too late", {"Content-Type": "text/plain"})
+
+    server.routes["/notes.txt"] = slow
+    document = links_document(summarizer_model())
+    document["tools"]["media"] = {}
+    assert put_config(staff_client, document).status_code == 200
+    started = time.monotonic()
+    result = enrich(
+        staff_client, {"body": "see file", "attachments": [{"url": server.url("/notes.txt")}]}
+    )
+    elapsed = time.monotonic() - started
+    [file] = record(result, "file")["files"]
+    assert "timed out after 10s" in file["skipped"], file
+    assert 9.5 <= elapsed < 12
+    assert result["body"] == "see file"
