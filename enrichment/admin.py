@@ -56,8 +56,8 @@ class LinkModelForm(forms.ModelForm):
         model = LinkModel
         fields = ("position", "command", "args", "timeout_seconds")
 
-    def clean_timeout_seconds(self) -> int | None:
-        value: int | None = self.cleaned_data.get("timeout_seconds")
+    def clean_timeout_seconds(self) -> float | None:
+        value: float | None = self.cleaned_data.get("timeout_seconds")
         if value is not None and value < 1:
             raise forms.ValidationError("must be at least 1")
         return value

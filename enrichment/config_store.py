@@ -58,11 +58,19 @@ def default_document() -> dict[str, Any]:
     return {"tools": {"links": {"models": models}}}
 
 
+def _json_number(value: Any) -> Any:
+    """A float column gives back ``30.0`` for the ``30`` a document said: write it as ``30``
+    (the same JSON number); ``1.9`` stays ``1.9``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _set_fields(target: dict[str, Any], source: object, pairs: Iterable[tuple[str, str]]) -> None:
     for key, field in pairs:
         value = getattr(source, field)
         if value is not None and value != "":
-            target[key] = value
+            target[key] = _json_number(value)
 
 
 def _scope_document(default: str, rules: Iterable[ScopeRule]) -> dict[str, Any] | None:
@@ -96,7 +104,7 @@ def _model_documents(models: Iterable[LinkModel]) -> list[dict[str, Any]]:
             "args": list(model.args or []),
         }
         if model.timeout_seconds is not None:
-            document["timeoutSeconds"] = model.timeout_seconds
+            document["timeoutSeconds"] = _json_number(model.timeout_seconds)
         documents.append(document)
     return documents
 

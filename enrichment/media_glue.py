@@ -44,7 +44,7 @@ from enrichment.pipeline.config.media import (
     resolve_timeout_seconds,
 )
 from enrichment.pipeline.config.model import Config, effective_media_config
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy
+from enrichment.pipeline.fetch.ssrf import SsrfPolicy, blocked_reason, is_blocked_message
 from enrichment.pipeline.fetch.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded
 from enrichment.pipeline.files.extraction import FileLimits
 from enrichment.pipeline.media.discovery import (
@@ -196,8 +196,8 @@ async def download_attachment(
 
 
 def _download_refusal(number: int, reason: str) -> Exception:
-    if reason.startswith("blocked: "):
-        policy_reason = reason.removeprefix("blocked: ")
+    if is_blocked_message(reason):
+        policy_reason = blocked_reason(reason)
         return MediaSkipError(
             "blocked", f"Attachment {number} URL refused by the SSRF policy ({policy_reason})"
         )
@@ -299,15 +299,18 @@ def prepare_attachments(
 
 
 def fetch_limits(
-    config: MediaConfig, attachments: Sequence[Attachment], web_timeout: float
+    config: MediaConfig, attachments: Sequence[Attachment]
 ) -> tuple[dict[int, int], dict[int, float]]:
-    """Per attachment: the largest maxBytes (and timeout) any consumer of its kind accepts."""
+    """Per attachment: the largest maxBytes (and timeout) any consumer of its kind accepts.
+
+    An attachment only the file extractor reads gets the file limits (notes §12.1: 5 MiB,
+    10 s), not the web fetcher's."""
     max_bytes, timeouts = {}, {}
     for attachment in attachments:
         kind = attachment_kind(attachment)
         if kind is None:
             max_bytes[attachment.index] = FILE_LIMITS.max_bytes
-            timeouts[attachment.index] = web_timeout
+            timeouts[attachment.index] = FILE_LIMITS.fetch_timeout_seconds
             continue
         section = config.capability(kind)
         entries = [None, *configured_entries(config, kind)]
@@ -345,7 +348,7 @@ async def media_run(
     try:
         # Decoding and writing up to 25 MiB per upload: off the event loop.
         items, uploads = await asyncio.to_thread(prepare_attachments, attachments, temp_dir)
-        max_bytes, timeouts = fetch_limits(parsed, items, config.web_fetch.timeout_seconds)
+        max_bytes, timeouts = fetch_limits(parsed, items)
         fetch_settings = FetchSettings(
             media_root=Path(media_root or settings.MEDIA_ROOT),
             temp_dir=temp_dir,

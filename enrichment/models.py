@@ -32,8 +32,9 @@ class EnrichmentConfig(models.Model):
         null=True, blank=True, help_text="Blank: on when there are models."
     )
     links_max_links = models.PositiveIntegerField(null=True, blank=True, help_text="Default 3.")
-    links_timeout_seconds = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Default 30, minimum 1."
+    # Seconds may be fractional (1.5): kept as given, never rounded (SPEC §13).
+    links_timeout_seconds = models.FloatField(
+        null=True, blank=True, help_text="Seconds, may be fractional. Default 30, minimum 1."
     )
     links_concurrency = models.PositiveIntegerField(
         null=True, blank=True, help_text="Default: maxLinks."
@@ -50,7 +51,9 @@ class EnrichmentConfig(models.Model):
     fetch_max_chars_cap = models.PositiveIntegerField(null=True, blank=True)
     fetch_max_response_bytes = models.PositiveIntegerField(null=True, blank=True)
     fetch_timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
-    fetch_cache_ttl_minutes = models.PositiveIntegerField(null=True, blank=True)
+    fetch_cache_ttl_minutes = models.FloatField(
+        null=True, blank=True, help_text="Minutes, may be fractional; 0 disables the cache."
+    )
     fetch_max_redirects = models.PositiveIntegerField(null=True, blank=True)
     fetch_user_agent = models.CharField(max_length=300, blank=True)
     ssrf_allowed_hostnames = models.JSONField(
@@ -86,7 +89,7 @@ class Agent(models.Model):
     agent_id = models.CharField(max_length=100)
     links_enabled = models.BooleanField(null=True, blank=True)
     links_max_links = models.PositiveIntegerField(null=True, blank=True)
-    links_timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    links_timeout_seconds = models.FloatField(null=True, blank=True)
     links_concurrency = models.PositiveIntegerField(null=True, blank=True)
     override_scope = models.BooleanField(
         default=False, help_text="Use this agent's scope rules instead of the global ones."
@@ -154,7 +157,9 @@ class LinkModel(models.Model):
     args = models.JSONField(
         default=list, blank=True, help_text='JSON list, e.g. ["--url", "{{LinkUrl}}"].'
     )
-    timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    timeout_seconds = models.FloatField(
+        null=True, blank=True, help_text="Seconds, may be fractional; blank: the block's."
+    )
 
     class Meta:
         ordering = ["position", "id"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import socket
@@ -26,6 +25,7 @@ from django.utils import timezone
 
 from controlui.plumbing.errors import DomainError, InvalidInput
 from enrichment.config_store import config_document, config_write
+from enrichment.linkcli import fetch_environment
 from enrichment.models import Run
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
@@ -125,7 +125,7 @@ def cli_environment(config: Config) -> dict[str, str]:
     env = dict(os.environ)
     scripts = str(Path(sys.executable).parent)
     env["PATH"] = scripts + os.pathsep + env.get("PATH", "")
-    env["LINK_UNDERSTAND_SSRF_POLICY"] = json.dumps(config.web_fetch.ssrf_policy.to_dict())
+    env.update(fetch_environment(config.web_fetch))  # the stored tools.web.fetch settings
     return env
 
 

@@ -105,10 +105,18 @@ def _parse_quoted(inner: str) -> _LineOutcome:
     return _LineOutcome([], [], [RejectedReference(reference, reason)], remove)
 
 
-def _whole_payload_fallback(payload: str, valid_count: int, pieces: int) -> str | None:
-    """Retry the whole unquoted payload as one reference (notes §4.2 step 5)."""
+def _whole_payload_fallback(
+    payload: str, valid_count: int, pieces: int, leftover_urls: bool
+) -> str | None:
+    """Retry the whole unquoted payload as one reference (notes §4.2 step 5).
+
+    A rejected piece that is a URL (``https://127.0.0.1/x.png``) is a sibling reference,
+    never part of a spaced path, so ``C:\\Users\\First Last\\a.png https://127.0.0.1/x.png``
+    is not glued into one "path": the URL stays visible as rejected text."""
     whole = clean_reference(payload)
     if valid_count == 1 and pieces > 1:
+        if leftover_urls:
+            return None
         as_spaced_path = looks_like_local_path(whole)
         check = validate_media_reference(whole, allow_spaces=True)
     elif valid_count == 0:
@@ -146,7 +154,12 @@ def parse_payload(payload: str) -> _LineOutcome:
         # Path-shaped leftovers are dropped, not echoed: never leak private paths.
         if not looks_like_local_path(reference):
             leftovers.append(group)
-    whole = _whole_payload_fallback(stripped, len(accepted), len(groups)) if stripped else None
+    leftover_urls = any(has_scheme(clean_reference(piece)) for piece in leftovers)
+    whole = (
+        _whole_payload_fallback(stripped, len(accepted), len(groups), leftover_urls)
+        if stripped
+        else None
+    )
     if whole is not None:
         return _LineOutcome([whole], [], [], False)
     remove = not accepted and looks_like_local_path(clean_reference(stripped))

@@ -106,11 +106,15 @@ def _may_hold_directive(text: str) -> bool:
 
 
 def validated_media_urls(media_urls: Sequence[str]) -> list[str]:
-    """Structured ``mediaUrls`` through the same validator; rejected entries are dropped."""
+    """Structured ``mediaUrls`` through the same validator; rejected entries are dropped.
+
+    Each entry is a whole media payload, so a bare filename (``image.png``) is accepted as
+    in ``MEDIA:image.png`` (notes §4.2 step 5)."""
     return [
         url
         for url in media_urls
-        if isinstance(url, str) and validate_media_reference(url.strip(), allow_spaces=True).ok
+        if isinstance(url, str)
+        and validate_media_reference(url.strip(), allow_spaces=True, allow_bare_filename=True).ok
     ]
 
 

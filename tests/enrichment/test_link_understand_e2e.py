@@ -135,7 +135,7 @@ async def test_redirect_to_private_address_fails_inside_the_fetcher(server, page
     attempt = result["links"]["urls"][0]["attempts"][0]
     assert result["links"]["outcome"] == "skipped"
     assert attempt["outcome"] == "failed" and attempt["exitCode"] == 1
-    assert "blocked" in attempt["stderrTail"] and "10.0.0.5" in attempt["stderrTail"]
+    assert "Blocked: " in attempt["stderrTail"] and "10.0.0.5" in attempt["stderrTail"]
     assert result["body"] == f"look {pages}/to-private"
 
 

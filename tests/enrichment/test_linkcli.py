@@ -86,8 +86,8 @@ def test_text_format_and_max_chars_via_module(server: LocalServer) -> None:
     ("route", "expected"),
     [
         (lambda h: send(h, 404, b"<html>gone</html>"), "HTTP 404"),
-        (redirect("http://10.0.0.5/"), "blocked: private address 10.0.0.5"),
-        (redirect("http://169.254.169.254/latest/meta-data/"), "blocked: "),
+        (redirect("http://10.0.0.5/"), "Blocked: private address 10.0.0.5"),
+        (redirect("http://169.254.169.254/latest/meta-data/"), "Blocked: "),
         (page(b"\x89PNG\r\n\x1a\n", "image/png"), "unsupported content type image/png"),
         (page(b"<html><head><title>T</title></head><body></body></html>"), "no readable content"),
         (lambda h: (time.sleep(3), send(h, 200, b"late"))[1], "timed out after 0.5s"),
@@ -106,7 +106,7 @@ def test_failures_are_one_line_naming_the_origin(
 def test_default_policy_blocks_loopback(server: LocalServer) -> None:
     server.routes["/"] = page(ARTICLE)
     line = failure_line(run("--url", server.url("/"), policy=None))
-    assert line == f"http://127.0.0.1:{server.port}: blocked: loopback address 127.0.0.1"
+    assert line == f"http://127.0.0.1:{server.port}: Blocked: loopback address 127.0.0.1"
     assert server.seen == []
 
 

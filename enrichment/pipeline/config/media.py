@@ -127,7 +127,7 @@ def resolve_timeout_seconds(
 def resolve_prompt(entry: MediaModelEntry | None, config: CapabilityConfig, cap: Capability) -> str:
     """First *defined* prompt (an empty string masks later ones); blank -> the default."""
     chosen = entry.prompt if entry is not None and entry.prompt is not None else config.prompt
-    prompt = chosen if chosen is not None and chosen.strip() else DEFAULT_PROMPT[cap]
+    prompt = chosen.strip() if chosen is not None and chosen.strip() else DEFAULT_PROMPT[cap]
     max_chars = resolve_max_chars(entry, config, cap)
     if cap != "audio" and max_chars:
         prompt += f" Respond in at most {max_chars} characters."

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 Number = int | float
+# Integer settings are stored in 32-bit columns (PostgreSQL ``integer``); a larger value is
+# refused here, by path, instead of failing (or wrapping) when it is written.
+MAX_STORED_INT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,12 @@ class ConfigReader:
             self.fail(path, "must be an integer")
             return None
         whole = int(cast(Number, value))
-        return whole if self._at_least(whole, path, minimum) is not None else None
+        if self._at_least(whole, path, minimum) is None:
+            return None
+        if whole > MAX_STORED_INT:
+            self.fail(path, f"must be at most {MAX_STORED_INT}")
+            return None
+        return whole
 
     def real(self, value: object, path: str, minimum: float) -> Number | None:
         """A finite number at least ``minimum``, kept as given (1.9 stays 1.9)."""

@@ -34,6 +34,7 @@ NO_READABLE_CONTENT = "no readable content"
 # Fewer words than this once the title is removed means "nothing readable" (title-only pages,
 # cookie walls, JS shells whose body is "Loading...").
 MIN_CONTENT_WORDS = 3
+MIN_FALLBACK_WORDS = 2
 _HEADLINE_SEARCH_LINES = 6
 
 _HIDDEN_TAGS = (
@@ -135,7 +136,10 @@ def extract_html(
     # The headline is reported as the title (and printed first by compose_page_text), so a
     # copy of it near the top of the body is dropped rather than repeated.
     text = _drop_headline(strip_invisible(text), headline)
-    if not _has_content(text, title):
+    # The plain pass keeps a tiny page ("<p>Hello there</p>") that trafilatura rejects; a
+    # lone word ("Loading...") is still a placeholder, not content.
+    minimum = MIN_FALLBACK_WORDS if extractor == "raw-html" else MIN_CONTENT_WORDS
+    if not _has_content(text, title, minimum):
         raise ExtractionError(NO_READABLE_CONTENT)
     return ExtractedContent(text.strip(), headline, extractor, "text/html")
 
@@ -317,14 +321,14 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
-def _has_content(text: str, title: str | None) -> bool:
+def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS) -> bool:
     words = re.findall(r"\w+", text.lower())
     if title:
         title_words = re.findall(r"\w+", title.lower())
         # The title repeated once (as a heading) is not content.
         if words[: len(title_words)] == title_words:
             words = words[len(title_words) :]
-    return len(words) >= MIN_CONTENT_WORDS
+    return len(words) >= minimum
 
 
 def _normalise_whitespace(text: str) -> str:

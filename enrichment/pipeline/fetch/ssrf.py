@@ -255,6 +255,38 @@ def system_resolve(host: str) -> list[str]:
     return addresses
 
 
+UNRESOLVED = "hostname does not resolve"
+# Messages about a refused address start like the reference's (``Blocked: resolves to
+# private/internal IP address``), in the fetcher's error, the script's stderr and the
+# link run's pseudo-attempt alike.
+BLOCKED_PREFIX = "Blocked: "
+
+
+def blocked_message(reason: str) -> str:
+    """``'resolves to loopback address 127.0.0.1'`` -> ``'Blocked: resolves to loopback
+    address 127.0.0.1'``; ``'blocked hostname a.local'`` -> ``'Blocked hostname a.local'``
+    (no doubled word). A name that does not resolve was not refused, so it stays as is."""
+    if reason == UNRESOLVED:
+        return reason
+    if reason.startswith("blocked "):
+        return "B" + reason[1:]
+    return f"{BLOCKED_PREFIX}{reason}"
+
+
+def is_blocked_message(message: str) -> bool:
+    """Whether ``message`` (a fetch error) is a refusal by the SSRF policy."""
+    return message.startswith("Blocked")
+
+
+def blocked_reason(message: str) -> str:
+    """The policy's own words inside a refusal: ``'Blocked: private address 10.0.0.5'`` ->
+    ``'private address 10.0.0.5'``, ``'Blocked hostname a.local'`` -> ``'blocked hostname
+    a.local'``."""
+    if message.startswith(BLOCKED_PREFIX):
+        return message.removeprefix(BLOCKED_PREFIX)
+    return "b" + message[1:] if message.startswith("Blocked") else message
+
+
 @dataclass(frozen=True)
 class Verdict:
     blocked: bool
@@ -296,7 +328,7 @@ def _check_resolved(host: str, policy: SsrfPolicy, resolve: Resolver) -> Verdict
     except (OSError, ValueError):
         addresses = ()
     if not addresses:
-        return Verdict(blocked=True, reason="hostname does not resolve", host=host, addresses=())
+        return Verdict(blocked=True, reason=UNRESOLVED, host=host, addresses=())
     trusted = is_allowed_hostname(host, policy)
     for address in addresses:
         ip = _parse_address(address)

@@ -32,17 +32,23 @@ import httpx
 
 from enrichment.pipeline.fetch.extraction import (
     ExtractedContent,
+    ExtractionError,
     ExtractMode,
     extract_content,
     media_type_of,
+    strip_invisible,
 )
 from enrichment.pipeline.fetch.ssrf import (
+    UNRESOLVED,
     Resolver,
     SsrfPolicy,
+    blocked_message,
     check_url,
     system_resolve,
 )
 from enrichment.pipeline.fetch.wrapper import wrap_with_limit
+from enrichment.pipeline.files.encodings import decode_text, detect_text_encoding
+from enrichment.pipeline.files.extraction import sniff_binary_magic
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_2) AppleWebKit/537.36 "
@@ -204,12 +210,10 @@ def _checked_addresses(
     verdict = check_url(
         str(url), policy, resolve=lambda host: _resolve_within(resolve, host, deadline)
     )
-    if verdict.reason == "hostname does not resolve":
-        raise FetchError(verdict.reason)
     if verdict.blocked:
-        raise FetchError(f"blocked: {verdict.reason}")
+        raise FetchError(blocked_message(verdict.reason or "blocked"))
     if not verdict.addresses:  # check_url always resolves when given a resolver; be strict
-        raise FetchError("hostname does not resolve")
+        raise FetchError(UNRESOLVED)
     return verdict.addresses
 
 
@@ -362,9 +366,7 @@ def read_page(
             stored["warnings"] = tuple(stored["warnings"])
             return replace(PageResult(**stored), cached=True)
     response = fetch(url) if fetch is not None else fetch_guarded(url, policy=policy)
-    extracted = extract_content(
-        response.body, response.content_type, mode=mode, base_url=response.final_url
-    )
+    extracted = _extract_response(response, mode)
     content = compose_page_text(extracted, mode)
     wrapped = wrap_with_limit(content, max_chars)
     result = PageResult(
@@ -384,6 +386,37 @@ def read_page(
     if cache is not None:
         cache.set(key, json.dumps(asdict(result)))
     return result
+
+
+def _extract_response(response: FetchResponse, mode: ExtractMode) -> ExtractedContent:
+    """Extract by Content-Type. A response without one is returned as its text, as the
+    reference does with an untyped body (notes A5 step 3: ``application/octet-stream``,
+    extractor ``raw``), whenever the bytes read as text (UTF-16, UTF-8 or CP1252, mostly
+    printable: the file extractor's test); bytes that are not text still fail.
+
+    We first try what the body looks like (HTML is extracted, plain UTF-8 kept): only when
+    that finds nothing does the untyped body stand for itself, e.g. ``caf\xe9 ok`` in
+    CP1252 or an HTML shell with no readable text."""
+    try:
+        return extract_content(
+            response.body, response.content_type, mode=mode, base_url=response.final_url
+        )
+    except ExtractionError:
+        if response.content_type is not None:
+            raise
+        text = _untyped_text(response.body)
+        if text is None:
+            raise
+        return ExtractedContent(text, None, "raw", "application/octet-stream")
+
+
+def _untyped_text(body: bytes) -> str | None:
+    if sniff_binary_magic(body) is not None:
+        return None
+    encoding = detect_text_encoding(body)
+    if encoding is None:
+        return None
+    return strip_invisible(decode_text(body, encoding)).strip() or None
 
 
 def compose_page_text(extracted: ExtractedContent, mode: ExtractMode) -> str:

@@ -74,6 +74,7 @@ SKIP_BINARY = "binary"
 SKIP_UNSUPPORTED = "unsupported-type"
 SKIP_PDF_NO_TEXT = "pdf-no-text"
 SKIP_PDF_UNREADABLE = "pdf-unreadable"
+NO_EXTRACTABLE_TEXT = "[No extractable text]"
 
 DEFAULT_ALLOWED_MIMES: tuple[str, ...] = (
     "text/plain",
@@ -165,6 +166,7 @@ class FileLimits:
     # None = not configured: the default list plus the extras and any text/* candidate.
     allowed_mimes: tuple[str, ...] | None = None
     pdf_max_pages: int = 4
+    fetch_timeout_seconds: float = 10.0  # timeoutMs 10 000 for a file fetched by URL
 
 
 @dataclass(frozen=True)
@@ -218,9 +220,9 @@ def extract_file_block(
     if candidate == "application/pdf":
         return _extract_pdf(data, name, fallback_name, limits)
     text = decode_text(data, encoding or "utf-8")
-    text = cut_to_utf16_units(text, limits.max_chars).strip()
-    if not text:
-        return _skip(SKIP_EMPTY, candidate, encoding or "utf-8")
+    # A file that is only whitespace still reaches the model, as a notice (notes §12.2
+    # step 14); only a zero-byte file is skipped as "empty".
+    text = cut_to_utf16_units(text, limits.max_chars).strip() or NO_EXTRACTABLE_TEXT
     block = render_file_block(text, name=name, mime=candidate, fallback_name=fallback_name)
     return FileExtraction(block=block, mime=candidate, encoding=encoding or "utf-8", skipped=None)
 

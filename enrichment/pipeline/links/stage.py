@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from enrichment.pipeline.config.model import DEFAULT_TIMEOUT_SECONDS, LinkModel, LinksConfig
-from enrichment.pipeline.fetch.ssrf import Resolver, SsrfPolicy, Verdict, check_url, system_resolve
+from enrichment.pipeline.fetch.ssrf import (
+    Resolver,
+    SsrfPolicy,
+    Verdict,
+    blocked_message,
+    check_url,
+    system_resolve,
+)
 from enrichment.pipeline.links.decisions import (
     Attempt,
     LinkDecision,
@@ -57,10 +65,11 @@ class LinkResult:
 
 
 def entry_timeout(entry: LinkModel, config: LinksConfig) -> float:
-    """Entry timeout, else the block's, else 30 s; never below 1 s."""
+    """Entry timeout, else the block's, else 30 s; as the reference converts it to whole
+    milliseconds, at least one second: ``1.9`` -> 1.9 s, ``1.0004`` -> 1.0 s."""
     for candidate in (entry.timeout_seconds, config.timeout_seconds):
-        if candidate is not None:
-            return max(1.0, float(candidate))
+        if candidate is not None and math.isfinite(candidate):
+            return max(1000, math.floor(candidate * 1000)) / 1000
     return float(DEFAULT_TIMEOUT_SECONDS)
 
 
@@ -160,7 +169,8 @@ class _UrlWorker:
         verdict = await asyncio.to_thread(check_url, url, self.policy, self.resolve)
         if verdict.blocked:
             reason = verdict.reason or "blocked"
-            attempt = ssrf_attempt(reason, int((time.monotonic() - started) * 1000))
+            elapsed_ms = int((time.monotonic() - started) * 1000)
+            attempt = ssrf_attempt(blocked_message(reason), elapsed_ms)
             return UrlDecision(url, True, reason, verdict.addresses, (attempt,), None), None
         notice = asyncio.ensure_future(self._pending_notice(url))
         try:

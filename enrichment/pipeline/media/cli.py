@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from enrichment.pipeline.config.media import (
+    MediaModelEntry,
     resolve_max_bytes,
     resolve_max_chars,
     resolve_prompt,
@@ -70,13 +71,25 @@ async def run_cli_entry(job: EntryJob, runner: CommandRunner) -> EntryResult:
             text = trim_output(
                 resolve_cli_output(command, args, result.stdout_text, media_path), max_chars
             )
-        return _cli_attempt(command, argv, result, text), text or None
+        label = cli_provider_label(job.entry)
+        return _cli_attempt(command, argv, result, text, label), text or None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def cli_provider_label(entry: MediaModelEntry) -> str | None:
+    """The ``provider`` a CLI entry's skipped or failed attempt shows: the label configured
+    on the entry (``{"type": "cli", "provider": "local-whisper", ...}``), else none. A success
+    always says ``cli`` (notes §4)."""
+    return (entry.provider or "").strip() or None
+
+
 def _cli_attempt(
-    command: str, argv: tuple[str, ...], result: CommandResult, text: str | None
+    command: str,
+    argv: tuple[str, ...],
+    result: CommandResult,
+    text: str | None,
+    label: str | None,
 ) -> ModelAttempt:
     if result.outcome == "failed":
         outcome: Literal["success", "skipped", "failed"] = "failed"
@@ -87,7 +100,7 @@ def _cli_attempt(
         outcome, reason = "skipped", "empty output"
     return ModelAttempt(
         type="cli",
-        provider="cli" if outcome == "success" else None,
+        provider="cli" if outcome == "success" else label,
         model=command,
         outcome=outcome,
         reason=reason,

@@ -28,6 +28,7 @@ PROVIDER_CAPABILITIES: Mapping[str, tuple[Capability, ...]] = {
     "google": ("image", "audio", "video"),
     "anthropic": ("image",),
     "minimax": ("image",),
+    "minimax-portal": ("image",),
     "moonshot": ("image", "video"),
     "mistral": ("audio",),
     "zai": ("image", "audio"),
@@ -115,9 +116,11 @@ async def auto_entries(
     gemini = which("gemini")
     if gemini and await _gemini_works(gemini, runner):
         return [MediaModelEntry(type="cli", command=gemini, args=GEMINI_ARGS)]
+    # The notes' fixed order decides between several keys, never the order (or the names)
+    # of the environment; providers outside that list come after it, by name.
     order = [active] if active else []
-    order += [p for p in providers if p not in order]
     order += [p for p in KEY_PROVIDER_ORDER[capability] if p not in order]
+    order += sorted(p for p in providers if p not in order)
     for provider in order:
         if _has_key(provider, capability, providers):
             return [MediaModelEntry(type="provider", provider=provider)]

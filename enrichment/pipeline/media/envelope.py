@@ -32,7 +32,8 @@ OUTPUT_KIND: Mapping[Capability, str] = {
 }
 _TITLES: Mapping[Capability, str] = {"image": "Image", "audio": "Audio", "video": "Video"}
 _PLACEHOLDER_ONLY = re.compile(r"^<media:[^>]*>(\s*\([^)]*\))?$", re.IGNORECASE)
-_LEADING_PLACEHOLDER = re.compile(r"^<media:[^>]*>\s*", re.IGNORECASE)
+# The placeholder goes together with its parenthetical: "<media:audio> (voice) hi" -> "hi".
+_LEADING_PLACEHOLDER = re.compile(r"^<media:[^>]*>(\s*\([^)]*\))?\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

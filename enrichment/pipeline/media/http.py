@@ -46,7 +46,14 @@ DEFAULT_AUDIO_MODELS: Mapping[str, str] = {
     "deepgram": "nova-3",
     "mistral": "voxtral-mini-latest",
 }
-DEFAULT_IMAGE_MODELS: Mapping[str, str] = {"openai": "gpt-5-mini"}
+DEFAULT_IMAGE_MODELS: Mapping[str, str] = {  # notes §2.2 (auto key mode)
+    "openai": "gpt-5-mini",
+    "anthropic": "claude-opus-4-6",
+    "google": "gemini-3-flash-preview",
+    "minimax": "MiniMax-VL-01",
+    "minimax-portal": "MiniMax-VL-01",
+    "zai": "glm-4.6v",
+}
 
 
 @dataclass(frozen=True)

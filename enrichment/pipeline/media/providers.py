@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from enrichment.pipeline.media.cli import (
+    cli_provider_label,
     gemini_response,
     resolve_cli_output,
     run_cli_entry,
@@ -106,7 +107,7 @@ async def run_entry(
     """Run ``job.entry`` for one attachment; never raises for a fault of the entry itself."""
     entry = job.entry
     is_cli = entry.type == "cli"
-    provider = None if is_cli else normalize_provider_id(entry.provider)
+    provider = cli_provider_label(entry) if is_cli else normalize_provider_id(entry.provider)
     model = entry.command if is_cli else entry.model
     try:
         if is_cli:

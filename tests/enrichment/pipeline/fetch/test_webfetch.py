@@ -122,14 +122,14 @@ def fetch_error(url: str, **kwargs: object) -> str:
 def test_default_policy_blocks_the_local_server_before_connecting(server: LocalServer) -> None:
     server.routes["/"] = page(ARTICLE)
     reason = fetch_error(server.url("/"), policy=SsrfPolicy())
-    assert reason.startswith("blocked: ") and "127.0.0.1" in reason
+    assert reason.startswith("Blocked: ") and "127.0.0.1" in reason
     assert server.seen == []
 
 
 @pytest.mark.parametrize(
     ("url", "table", "expected"),
     [
-        ("http://10.0.0.5/", {}, "blocked: private address 10.0.0.5"),
+        ("http://10.0.0.5/", {}, "Blocked: private address 10.0.0.5"),
         ("http://internal.test/", {"internal.test": ["10.0.0.5"]}, "resolves to private"),
         ("http://mixed.test/", {"mixed.test": ["8.8.8.8", "10.0.0.5"]}, "10.0.0.5"),
         ("http://nowhere.test/", {}, "hostname does not resolve"),
@@ -146,14 +146,14 @@ def test_blocked_or_invalid_urls(url: str, table: dict[str, list[str]], expected
 
 def test_redirect_to_private_address_is_blocked(server: LocalServer) -> None:
     server.routes["/go"] = redirect("http://10.0.0.5/admin")
-    assert fetch_error(server.url("/go")) == "blocked: private address 10.0.0.5"
+    assert fetch_error(server.url("/go")) == "Blocked: private address 10.0.0.5"
 
 
 def test_redirect_to_name_resolving_private_is_blocked(server: LocalServer) -> None:
     server.routes["/go"] = redirect("http://intranet.test/")
     resolve = fake_dns({"intranet.test": ["192.168.1.20"]})
     reason = fetch_error(server.url("/go"), resolve=resolve)
-    assert reason == "blocked: resolves to private address 192.168.1.20"
+    assert reason == "Blocked: resolves to private address 192.168.1.20"
 
 
 def test_redirect_allowed_when_private_network_opted_in(server: LocalServer) -> None:

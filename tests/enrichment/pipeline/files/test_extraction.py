@@ -392,12 +392,19 @@ def test_cut_counts_utf16_units(text: str, limit: int, expected: str) -> None:
     assert cut_to_utf16_units(text, limit) == expected
 
 
-@pytest.mark.parametrize(
-    "data", [b"", b"   \n\t  ", "  ".encode("utf-16")], ids=["zero-bytes", "blank", "utf16-blank"]
-)
-def test_empty_files_are_skipped(data: bytes) -> None:
-    result = extract_file_block(data, name="a.txt", mime=None)
+def test_zero_byte_files_are_skipped() -> None:
+    result = extract_file_block(b"", name="a.txt", mime=None)
     assert (result.block, result.skipped) == (None, "empty")
+
+
+@pytest.mark.parametrize(
+    "data", [b"   \n\t  ", "  ".encode("utf-16")], ids=["blank", "utf16-blank"]
+)
+def test_blank_files_give_the_no_text_notice(data: bytes) -> None:
+    # Notes §12.2 step 14: empty extracted text still makes a block, with a notice.
+    result = extract_file_block(data, name="a.txt", mime=None)
+    assert result.skipped is None
+    assert result.block == '<file name="a.txt" mime="text/plain">\n[No extractable text]\n</file>'
 
 
 # --- block rendering and escaping ---------------------------------------------------------

@@ -290,14 +290,16 @@ async def test_ssrf_blocked_urls_are_skipped_and_others_still_run() -> None:
         (PUBLIC, "10.0.0.5"),
     )
     assert private.attempts == (
-        ssrf_attempt("resolves to private address 10.0.0.5", private.attempts[0].duration_ms),
+        ssrf_attempt(
+            "Blocked: resolves to private address 10.0.0.5", private.attempts[0].duration_ms
+        ),
     )
     assert private.attempts[0].to_dict() | {"durationMs": 0} == {
         "type": "cli",
         "command": "ssrf",
         "argv": [],
         "outcome": "skipped",
-        "reason": "resolves to private address 10.0.0.5",
+        "reason": "Blocked: resolves to private address 10.0.0.5",
         "exitCode": None,
         "durationMs": 0,
         "stdoutBytes": 0,

@@ -99,7 +99,7 @@ async def test_auto_gemini_probe_and_key_order(tmp_path: Path) -> None:
     assert _GEMINI_PROBES[gemini] is True
     keys = {"groq": ProviderAccess(api_key="g"), "openai": ProviderAccess(api_key="o")}
     audio = await auto_entries("audio", no_which, run_command, keys, None, None, LocalTools())
-    assert [e.provider for e in audio] == ["groq"]  # configured providers first, in given order
+    assert [e.provider for e in audio] == ["openai"]  # the notes' order: openai before groq
     image = await auto_entries("image", no_which, run_command, keys, None, None, LocalTools())
     assert [e.provider for e in image] == ["openai"]  # groq cannot see
     active = await auto_entries(
