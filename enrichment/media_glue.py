@@ -39,7 +39,7 @@ from django.conf import settings
 
 from enrichment.file_extraction import extract_file_isolated_async
 from enrichment.pipeline.config import Config, effective_media_config
-from enrichment.pipeline.files import FileLimits, describe_file_type
+from enrichment.pipeline.files import FileLimits
 from enrichment.pipeline.media import (
     Attachment,
     MediaProgress,
@@ -65,6 +65,7 @@ from enrichment.pipeline.media_entry import (
     normalize_provider_id,
 )
 from enrichment.pipeline.media_http import HttpPost
+from enrichment.pipeline.regular_files import describe_file_type
 from enrichment.pipeline.runner import CommandRunner
 from enrichment.pipeline.ssrf import SsrfPolicy
 from enrichment.pipeline.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded

@@ -23,10 +23,10 @@ from enrichment.pipeline.files import (
     extract_file_block,
     forced_text_mime,
     media_kind,
-    read_regular_file,
 )
 from enrichment.pipeline.media_config import CAPABILITIES, AttachmentPolicy, Capability
 from enrichment.pipeline.media_entry import LocalFile, MediaSkipError
+from enrichment.pipeline.regular_files import read_regular_file
 
 
 @dataclass(frozen=True)

@@ -531,7 +531,7 @@ def test_pdf_text_stops_after_the_page_reaching_max_chars() -> None:
 
 
 def test_read_regular_file_refuses_a_fifo_without_waiting(tmp_path: Path) -> None:
-    from enrichment.pipeline.files import NotARegularFile, read_regular_file
+    from enrichment.pipeline.regular_files import NotARegularFile, read_regular_file
 
     fifo = tmp_path / "pipe.txt"
     os.mkfifo(fifo)
