@@ -123,7 +123,9 @@ def test_connections_stay_within_the_pool_under_concurrent_load(
     url, name = database
     admin_url = _with_database(url, "postgres")
     extra = {"DATABASE_URL": url, "DATABASE_POOL_MAX_SIZE": str(POOL_MAX_SIZE)}
-    with live_server(tmp_path, extra) as server:
+    # No enrichment worker (with REDIS_URL one would start): the pool is per process, and the
+    # sessions counted here must be daphne's alone.
+    with live_server(tmp_path, extra, workers=0) as server:
         token = api_token(server)
         sampler = ConnectionSampler(admin_url, name)
         with sampler:
