@@ -12,15 +12,19 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from controlui import daphne_body  # noqa: E402
+from controlui.body_limits import RequestBodyLimit, body_limit_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
 from enrichment.startup import recover_interrupted_runs  # noqa: E402
 from enrichment.workers import EnrichmentWorker  # noqa: E402
 
 recover_interrupted_runs()
+# Body limits are enforced while daphne receives the body, before Django buffers anything.
+daphne_body.install(body_limit_for)
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": RequestBodyLimit(django_asgi_app),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

@@ -92,7 +92,10 @@ TEMPLATES = [
 DATABASES = {
     "default": parse_database_url(
         os.environ.get("DATABASE_URL", "").strip() or "sqlite:///db.sqlite3", base_dir=BASE_DIR
-    ).as_django()
+    ).as_django(
+        pool_max_size=read_int("DATABASE_POOL_MAX_SIZE", 10, minimum=0),
+        pool_timeout=read_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
+    )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -13,7 +13,8 @@ from ninja import File, Form, Router, Schema
 from ninja.files import UploadedFile
 
 from controlui.plumbing.errors import PayloadTooLarge
-from enrichment.pipeline.files.extraction import FileLimits, extract_file_block
+from enrichment.file_extraction import extract_file_isolated
+from enrichment.pipeline.files.extraction import FileLimits
 
 router = Router(tags=["files"])
 
@@ -42,5 +43,5 @@ def files_extract(
         )
     data = file.read(limit + 1)  # one byte over the limit is enough to say "too-large"
     declared = mime or (None if file.content_type == _UNKNOWN_CONTENT_TYPE else file.content_type)
-    extraction = extract_file_block(data, name=file.name, mime=declared, limits=UPLOAD_LIMITS)
+    extraction = extract_file_isolated(data, name=file.name, mime=declared, limits=UPLOAD_LIMITS)
     return extraction.to_dict()

@@ -20,8 +20,10 @@ config, then the default; maxChars is always capped by ``maxCharsCap``). With
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -182,6 +184,9 @@ def _django_cache(ttl_seconds: float) -> PageCache | None:
     """Django's default cache when a settings module is configured; else no cache."""
     if not os.environ.get("DJANGO_SETTINGS_MODULE"):
         return None
+    # Stderr is this CLI's one-line error channel (the runner records its tail): the project's
+    # LOGGING would put Django's and httpx's INFO lines there, so logging is off for the run.
+    logging.disable(logging.CRITICAL)
     try:
         import django
         from django.core.cache import cache
@@ -190,10 +195,18 @@ def _django_cache(ttl_seconds: float) -> PageCache | None:
     except Exception:  # a CLI run must not fail because the cache is unavailable
         return None
 
-    def store(key: str, value: str) -> None:
-        cache.set(key, value, timeout=ttl_seconds)
+    def lookup(key: str) -> str | None:
+        try:
+            value = cache.get(key)
+        except Exception:  # an unreachable cache is a miss, not a failed run
+            return None
+        return value if isinstance(value, str) else None
 
-    return PageCache(get=cache.get, set=store)
+    def store(key: str, value: str) -> None:
+        with contextlib.suppress(Exception):
+            cache.set(key, value, timeout=ttl_seconds)
+
+    return PageCache(get=lookup, set=store)
 
 
 def _origin(url: str) -> str:

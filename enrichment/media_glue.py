@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 
+from enrichment.file_extraction import extract_file_isolated_async
 from enrichment.pipeline.config.media import (
     MediaConfig,
     parse_media_config,
@@ -47,6 +48,7 @@ from enrichment.pipeline.config.model import Config, effective_media_config
 from enrichment.pipeline.fetch.ssrf import SsrfPolicy, blocked_reason, is_blocked_message
 from enrichment.pipeline.fetch.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded
 from enrichment.pipeline.files.extraction import FileLimits
+from enrichment.pipeline.files.regular import describe_file_type
 from enrichment.pipeline.media.discovery import (
     PROVIDER_CAPABILITIES,
     LocalTools,
@@ -141,7 +143,9 @@ def local_attachment(attachment: Attachment, raw: str, media_root: Path) -> Loca
         )
     try:
         # O_NOFOLLOW: the resolved path has no symlinks left; one appearing now is refused.
-        descriptor = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, and this
+        # runs on the event loop (one FIFO named as an attachment froze every request).
+        descriptor = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         raise MediaSkipError("notFound", f"Attachment {number}: no file at {raw!r}") from None
     except OSError as error:
@@ -152,7 +156,10 @@ def local_attachment(attachment: Attachment, raw: str, media_root: Path) -> Loca
     finally:
         os.close(descriptor)
     if not stat.S_ISREG(info.st_mode):
-        raise MediaSkipError("blocked", f"Attachment {number} path {raw!r} is not a regular file")
+        kind = describe_file_type(info.st_mode)
+        raise MediaSkipError(
+            "blocked", f"Attachment {number} path {raw!r} is not a regular file ({kind})"
+        )
     name = attachment.name or resolved.name
     return LocalFile(str(resolved), info.st_size, attachment.mime or _guess_mime(name), name)
 
@@ -381,6 +388,7 @@ async def media_run(
             local_tools=local_tools(environ),
             template_variables=template_variables,
             file_limits=FILE_LIMITS,
+            file_extractor=extract_file_isolated_async,
         )
     finally:
         await asyncio.to_thread(shutil.rmtree, temp_dir, True)

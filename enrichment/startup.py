@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import logging
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 
 logger = logging.getLogger(__name__)
 
@@ -20,5 +21,10 @@ def recover_interrupted_runs() -> None:
     except (DatabaseError, RuntimeError) as exc:  # RuntimeError: DB access blocked (tests)
         logger.warning("could not check for interrupted runs: %s", exc)
         return
+    finally:
+        # This runs in the main thread at import, which never ends a request: its connection
+        # would stay checked out of the pool for the life of the process.
+        with contextlib.suppress(DatabaseError, RuntimeError):
+            connection.close()
     if count:
         logger.warning("marked %d run(s) left running by a stopped process as interrupted", count)

@@ -47,6 +47,7 @@ class LiveServer:
     base_url: str
     env: dict[str, str]
     workdir: Path
+    daphne_pid: int = 0
     extra_processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -134,6 +135,7 @@ def live_server(
         stdout=subprocess.DEVNULL,
         stderr=daphne_log.open("wb"),
     )
+    server.daphne_pid = daphne.pid
     try:
         if env.get("REDIS_URL"):
             for _ in range(1 if workers is None else workers):

@@ -13,7 +13,11 @@ failed      "exited with code N", "command not found: X", "timed out after Ns",
 
 The CLI runs in a new session, i.e. its own process group. When it times out, floods stdout
 or simply exits, the whole group is killed, so a child it forked and left behind (sleeping,
-or holding our stdout pipe open) cannot outlive the run.
+or holding our stdout pipe open) cannot outlive the run. A child that escaped the group with
+its own ``setsid`` is found by the pipe it still holds: every process holding the write end of
+our stdout/stderr pipes after the CLI exited has its process group and session killed too,
+and the output read so far is recorded (``sh -c 'setsid sleep 120 & echo done'`` is a
+success with "done", not a timeout).
 """
 
 from __future__ import annotations
@@ -132,7 +136,8 @@ async def _capture(process: asyncio.subprocess.Process, captured: _Captured, cap
         # The CLI has exited; a child it left behind may still hold the pipes open. Killing
         # the group closes them, and whatever is already buffered can still be read.
         _kill_group(process.pid)
-        await asyncio.gather(stdout_task, stderr_task)
+        _kill_pipe_holders(process)
+        await asyncio.wait({stdout_task, stderr_task}, timeout=_RELEASE_SECONDS)
     finally:
         for task in (stdout_task, stderr_task, exit_task):
             task.cancel()
@@ -180,6 +185,84 @@ async def _read_stderr_tail(stream: asyncio.StreamReader, captured: _Captured) -
 def _kill_group(process_group: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process_group, signal.SIGKILL)
+
+
+def _kill_pipe_holders(process: asyncio.subprocess.Process) -> None:
+    """Kill the group and session of every process still holding our pipes' write ends.
+
+    Called once the CLI has exited and its own group was killed, so whatever still writes to
+    our pipes is a descendant that escaped with ``setsid``. Linux only (``/proc``); elsewhere
+    the pipes are simply closed after a grace period by ``_release``.
+    """
+    pipes = {_pipe_inode(stream) for stream in (process.stdout, process.stderr)}
+    pipes.discard(None)
+    if not pipes:
+        return
+    for pid in _pids_writing_to(pipes):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            session = os.getsid(pid)
+            _kill_group(os.getpgid(pid))
+            for member in _pids_in_session(session):
+                os.kill(member, signal.SIGKILL)
+
+
+def _pipe_inode(stream: asyncio.StreamReader | None) -> int | None:
+    transport = getattr(stream, "_transport", None)
+    pipe = transport.get_extra_info("pipe") if transport is not None else None
+    if pipe is None:
+        return None
+    try:
+        return os.fstat(pipe.fileno()).st_ino
+    except (OSError, ValueError):
+        return None
+
+
+def _pids_writing_to(inodes: set[int | None]) -> list[int]:
+    """Processes (not us) with a write-only descriptor on one of the pipes ``inodes``."""
+    me = os.getpid()
+    holders = []
+    for entry in _proc_pids():
+        if entry == me:
+            continue
+        fd_dir = f"/proc/{entry}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"{fd_dir}/{fd}")
+                if not target.startswith("pipe:["):
+                    continue
+                if int(target[6:-1]) not in inodes:
+                    continue
+                with open(f"/proc/{entry}/fdinfo/{fd}") as info:
+                    flags = next(
+                        int(line.split()[1], 8) for line in info if line.startswith("flags:")
+                    )
+            except (OSError, ValueError, StopIteration):
+                continue
+            # The read end has the same inode; only writers keep our reader from EOF.
+            if flags & os.O_ACCMODE == os.O_WRONLY:
+                holders.append(entry)
+                break
+    return holders
+
+
+def _pids_in_session(session: int) -> list[int]:
+    members = []
+    for entry in _proc_pids():
+        with contextlib.suppress(OSError):
+            if os.getsid(entry) == session:
+                members.append(entry)
+    return members
+
+
+def _proc_pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
 
 
 def _result(

@@ -75,7 +75,21 @@ def test_database_url_postgres_parts() -> None:
         "db.internal",
         "6543",
     )
-    assert django["OPTIONS"] == {"sslmode": "require"}
+    options = django["OPTIONS"]
+    assert isinstance(options, dict) and options["sslmode"] == "require"
+
+
+def test_postgres_gets_a_bounded_pool_and_never_persistent_connections() -> None:
+    setting = parse_database_url("postgres://db.internal/control", base_dir=Path("/"))
+    pooled = setting.as_django(pool_max_size=7, pool_timeout=3)
+    assert pooled["CONN_MAX_AGE"] == 0 and pooled["CONN_HEALTH_CHECKS"] is True
+    assert pooled["OPTIONS"] == {
+        "pool": {"min_size": 2, "max_size": 7, "timeout": 3, "max_idle": 60}
+    }
+    tiny = setting.as_django(pool_max_size=1)["OPTIONS"]
+    assert isinstance(tiny, dict) and tiny["pool"]["min_size"] == 1
+    unpooled = setting.as_django(pool_max_size=0)
+    assert unpooled["CONN_MAX_AGE"] == 0 and unpooled["OPTIONS"] == {}
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PRINT_SETTINGS = """
@@ -63,6 +65,20 @@ def test_database_and_redis_urls_switch_backends(tmp_path: Path) -> None:
     assert values["engine"] == "django.db.backends.postgresql"
     assert values["layer"] == "channels_redis.core.RedisChannelLayer"
     assert values["cache"] == "django.core.cache.backends.redis.RedisCache"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("-1", "DATABASE_POOL_MAX_SIZE: must be at least 0"), ("many", "expected an integer")],
+    ids=["negative", "not-a-number"],
+)
+def test_bad_pool_size_is_refused(tmp_path: Path, value: str, message: str) -> None:
+    result = import_settings(
+        tmp_path,
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/test",
+        DATABASE_POOL_MAX_SIZE=value,
+    )
+    assert result.returncode != 0 and message in result.stderr
 
 
 def test_refuses_dev_secret_key_when_debug_is_off(tmp_path: Path) -> None:

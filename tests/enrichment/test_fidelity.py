@@ -199,8 +199,16 @@ def test_fractional_media_numbers_are_kept(staff_client: Client) -> None:
         ({"links": {"maxLinks": 10**20}}, "tools.links.maxLinks", "must be at most"),
         ({"web": {"fetch": {"maxRedirects": 1.5}}}, "tools.web.fetch.maxRedirects", "integer"),
         ({"web": {"fetch": {"cacheTtlMinutes": -0.5}}}, "tools.web.fetch.cacheTtlMinutes", "least"),
-        ({"media": {"image": {"maxChars": 1.5}}}, "tools.media.image.maxChars", "must be an integer"),
-        ({"media": {"audio": {"maxBytes": 10.5}}}, "tools.media.audio.maxBytes", "must be an integer"),
+        (
+            {"media": {"image": {"maxChars": 1.5}}},
+            "tools.media.image.maxChars",
+            "must be an integer",
+        ),
+        (
+            {"media": {"audio": {"maxBytes": 10.5}}},
+            "tools.media.audio.maxBytes",
+            "must be an integer",
+        ),
         (
             {"media": {"image": {"attachments": {"maxAttachments": 1.5}}}},
             "tools.media.image.attachments.maxAttachments",

@@ -7,6 +7,7 @@ downloads and the OpenAI-compatible provider, real files under a temporary ``MED
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 import tempfile
@@ -225,6 +226,7 @@ def test_local_path_inside_media_root_is_used_in_place(whisper_config, settings)
         ("link.wav", "blocked: Attachment 1 path 'link.wav' is outside the media root"),
         ("missing.wav", "notFound: Attachment 1: no file at 'missing.wav'"),
         ("folder.wav", "blocked: Attachment 1 path 'folder.wav' is not a regular file"),
+        ("pipe.wav", "blocked: Attachment 1 path 'pipe.wav' is not a regular file (a FIFO)"),
         ("file:///etc/outside.wav", "is outside the media root"),
     ],
     ids=[
@@ -234,6 +236,7 @@ def test_local_path_inside_media_root_is_used_in_place(whisper_config, settings)
         "symlink-out",
         "missing",
         "directory",
+        "fifo",
         "file-url",
     ],
 )
@@ -243,6 +246,7 @@ def test_local_paths_outside_the_media_root_are_refused(
     (tmp_path / "outside.wav").write_bytes(WAV)
     (settings.MEDIA_ROOT / "link.wav").symlink_to(tmp_path / "outside.wav")
     (settings.MEDIA_ROOT / "folder.wav").mkdir()
+    os.mkfifo(settings.MEDIA_ROOT / "pipe.wav")  # opening it to read would wait for a writer
     key = "url" if path.startswith("file:") else "path"
     result = enrich("<media:audio>", {key: path})
     attempt = audio_attempt(result)

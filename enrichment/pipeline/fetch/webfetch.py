@@ -196,6 +196,10 @@ def _send_pinned(
             return client.send(request, stream=True), address
         except httpx.ConnectError as error:
             last_error = error
+        except httpx.InvalidURL as error:
+            # httpx works out a redirect's next URL even with follow_redirects off, so a
+            # malformed Location (``http:%2F%2F127.0.0.1/x``) raises here, not in _follow.
+            raise FetchError("Invalid redirect location") from error
     assert last_error is not None  # _checked_addresses never returns an empty list
     raise last_error
 
@@ -339,10 +343,27 @@ class PageResult:
     cached: bool = False
 
 
-def page_cache_key(url: str, mode: ExtractMode, max_chars: int) -> str:
-    """Distinct per URL, mode and maxChars; hashed so any cache backend accepts it."""
-    digest = hashlib.sha256(f"{url.strip()}\n{mode}\n{max_chars}".encode()).hexdigest()
-    return f"link-understand:{digest}"
+def page_cache_key(url: str, mode: ExtractMode, max_chars: int, policy: SsrfPolicy) -> str:
+    """Distinct per URL, mode, maxChars and SSRF policy; hashed so any backend accepts it.
+
+    The policy is part of the key: a page fetched under ``allowPrivateNetwork`` must not be
+    served once the policy is tightened.
+    """
+    policy_text = json.dumps(policy.to_dict(), sort_keys=True)
+    material = f"{url.strip()}\n{mode}\n{max_chars}\n{policy_text}"
+    return f"link-understand:{hashlib.sha256(material.encode()).hexdigest()}"
+
+
+def guard_url(
+    url: str, *, policy: SsrfPolicy, resolve: Resolver = system_resolve, timeout_seconds: float = 30
+) -> None:
+    """Raise FetchError when ``url`` is not a fetchable http(s) URL or the SSRF guard blocks it
+    now (its name resolves to a blocked address today, whatever it resolved to when cached)."""
+    deadline = _Deadline(time.monotonic, timeout_seconds)
+    try:
+        _checked_addresses(_parse_url(url), policy, resolve, deadline)
+    except _DeadlineExpired as error:
+        raise deadline.expired_error() from error
 
 
 def read_page(
@@ -353,13 +374,16 @@ def read_page(
     max_chars: int = 50_000,
     cache: PageCache | None = None,
     fetch: Callable[[str], FetchResponse] | None = None,
+    resolve: Resolver = system_resolve,
 ) -> PageResult:
     """Fetch ``url`` (``fetch`` defaults to fetch_guarded with ``policy``), extract, wrap.
 
-    Raises FetchError or ExtractionError; only successful results are cached.
+    Raises FetchError or ExtractionError; only successful results are cached. The SSRF guard
+    runs before the cache is asked, so no cached page is served for a URL blocked now.
     """
-    key = page_cache_key(url, mode, max_chars)
+    key = page_cache_key(url, mode, max_chars, policy)
     if cache is not None:
+        guard_url(url, policy=policy, resolve=resolve)
         hit = cache.get(key)
         if hit is not None:
             stored = json.loads(hit)

@@ -75,6 +75,7 @@ SKIP_UNSUPPORTED = "unsupported-type"
 SKIP_PDF_NO_TEXT = "pdf-no-text"
 SKIP_PDF_UNREADABLE = "pdf-unreadable"
 NO_EXTRACTABLE_TEXT = "[No extractable text]"
+SKIP_PDF_TOO_LARGE = "pdf-stream-too-large"
 
 DEFAULT_ALLOWED_MIMES: tuple[str, ...] = (
     "text/plain",
@@ -167,6 +168,9 @@ class FileLimits:
     allowed_mimes: tuple[str, ...] | None = None
     pdf_max_pages: int = 4
     fetch_timeout_seconds: float = 10.0  # timeoutMs 10 000 for a file fetched by URL
+    # Decompressed bytes one PDF stream may expand to (pypdf's own default is 75 MB): a few
+    # pages of 70 MB deflated streams in an 800 KB file are refused, not inflated.
+    pdf_max_stream_bytes: int = 16 * MIB
 
 
 @dataclass(frozen=True)
@@ -323,8 +327,17 @@ def _extract_pdf(
     data: bytes, name: str | None, fallback_name: str, limits: FileLimits
 ) -> FileExtraction:
     mime = "application/pdf"
+    from pypdf.errors import LimitReachedError
+
     try:
-        text = extract_pdf_text(data, max_pages=limits.pdf_max_pages)
+        text = extract_pdf_text(
+            data,
+            max_pages=limits.pdf_max_pages,
+            max_chars=limits.max_chars,
+            max_stream_bytes=limits.pdf_max_stream_bytes,
+        )
+    except LimitReachedError:
+        return _skip(SKIP_PDF_TOO_LARGE, mime)
     except Exception:  # pypdf raises many types on malformed input; all mean "unreadable"
         return _skip(SKIP_PDF_UNREADABLE, mime)
     text = cut_to_utf16_units(text, limits.max_chars).strip()
@@ -334,15 +347,45 @@ def _extract_pdf(
     return FileExtraction(block=block, mime=mime, encoding=None, skipped=None)
 
 
-def extract_pdf_text(data: bytes, *, max_pages: int) -> str:
+def extract_pdf_text(
+    data: bytes,
+    *,
+    max_pages: int,
+    max_chars: int | None = None,
+    max_stream_bytes: int | None = None,
+) -> str:
     """Text of the first ``max_pages`` pages: words joined by single spaces, pages by a blank
-    line (pdf.js joins text items with spaces; pypdf's line breaks are folded the same way)."""
-    from pypdf import PdfReader  # imported lazily: only PDFs pay for it
+    line (pdf.js joins text items with spaces; pypdf's line breaks are folded the same way).
 
-    reader = PdfReader(io.BytesIO(data))
+    Stops after the page that reaches ``max_chars``; a stream inflating past
+    ``max_stream_bytes`` raises pypdf's ``LimitReachedError``.
+    """
+    from pypdf import PdfReader, apply_configuration  # imported lazily: only PDFs pay
+
+    caps: dict[str, int] = {}
+    if max_stream_bytes is not None:
+        caps = {
+            name: max_stream_bytes
+            for name in (
+                "maximum_declared_stream_length",
+                "array_based_stream_maximum_output_length",
+                "zlib_maximum_output_length",
+                "lzw_maximum_output_length",
+                "run_length_maximum_output_length",
+                "brotli_maximum_output_length",
+                "jbig2_maximum_output_length",
+            )
+        }
     pages = []
-    for page in reader.pages[: max(0, max_pages)]:
-        pages.append(" ".join(page.extract_text().split()))
+    total = 0
+    with apply_configuration(None, **caps):  # context-local: other readers keep their own caps
+        reader = PdfReader(io.BytesIO(data))
+        for page in reader.pages[: max(0, max_pages)]:
+            text = " ".join(page.extract_text().split())
+            pages.append(text)
+            total += len(text)
+            if max_chars is not None and total >= max_chars:
+                break
     return "\n\n".join(page for page in pages if page)
 
 

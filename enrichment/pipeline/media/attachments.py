@@ -19,11 +19,13 @@ from urllib.parse import urlsplit
 
 from enrichment.pipeline.config.media import CAPABILITIES, AttachmentPolicy, Capability
 from enrichment.pipeline.files.extraction import (
+    FileExtraction,
     FileLimits,
     extract_file_block,
     forced_text_mime,
     media_kind,
 )
+from enrichment.pipeline.files.regular import read_regular_file
 from enrichment.pipeline.media.entry import LocalFile, MediaSkipError
 
 
@@ -127,16 +129,30 @@ class AttachmentCache:
 # --- files --------------------------------------------------------------------------------
 
 
+FileExtractor = Callable[..., Awaitable[FileExtraction]]
+
+
+async def extract_in_thread(
+    data: bytes, *, name: str | None, mime: str | None, limits: FileLimits, fallback_name: str
+) -> FileExtraction:
+    """The default ``FileExtractor``: off the event loop, in a thread. The service passes one
+    that runs in a killable worker process instead (a thread cannot be stopped)."""
+    return await asyncio.to_thread(
+        extract_file_block, data, name=name, mime=mime, limits=limits, fallback_name=fallback_name
+    )
+
+
 async def extract_attachment_files(
     attachments: Sequence[Attachment],
     cache: AttachmentCache,
     limits: FileLimits,
     transcribed: set[int],
+    extract: FileExtractor = extract_in_thread,
 ) -> tuple[tuple[FileOutcome, ...], list[str]]:
     """A ``FileOutcome`` per attachment (in message order) and the ``<file>`` blocks made."""
     outcomes, blocks = [], []
     for attachment in sorted(attachments, key=lambda a: a.index):
-        outcome = await _extract_one(cache, attachment, limits, transcribed)
+        outcome = await _extract_one(cache, attachment, limits, transcribed, extract)
         outcomes.append(outcome[0])
         if outcome[1]:
             blocks.append(outcome[1])
@@ -144,7 +160,11 @@ async def extract_attachment_files(
 
 
 async def _extract_one(
-    cache: AttachmentCache, attachment: Attachment, limits: FileLimits, transcribed: set[int]
+    cache: AttachmentCache,
+    attachment: Attachment,
+    limits: FileLimits,
+    transcribed: set[int],
+    extract: FileExtractor,
 ) -> tuple[FileOutcome, str | None]:
     name = attachment.name or _basename(attachment.path or attachment.url)
 
@@ -158,14 +178,13 @@ async def _extract_one(
         return skipped("binary")
     try:
         local = await cache.get(attachment, limits.max_bytes)
-        with open(local.path, "rb") as handle:
-            data = handle.read(limits.max_bytes + 1)
+        data = await asyncio.to_thread(read_regular_file, local.path, limits.max_bytes + 1)
     except MediaSkipError as error:
         return skipped("too-large" if error.code == "maxBytes" else f"fetch-failed: {error}")
     except Exception as error:
         return skipped(f"fetch-failed: {type(error).__name__}: {error}")
     name = local.name or name
-    result = extract_file_block(
+    result = await extract(
         data,
         name=name,
         mime=attachment.mime or local.mime,

@@ -37,9 +37,11 @@ from enrichment.pipeline.media.attachments import (
     Attachment,
     AttachmentCache,
     FetchBytes,
+    FileExtractor,
     FileOutcome,
     attachment_kind,
     extract_attachment_files,
+    extract_in_thread,
     select_attachments,
 )
 from enrichment.pipeline.media.envelope import (
@@ -207,6 +209,7 @@ async def run_media_understanding(
     local_tools: LocalTools = LocalTools(),  # noqa: B008 - frozen value
     template_variables: Mapping[str, str] | None = None,
     file_limits: FileLimits | None = FileLimits(),  # noqa: B008 - None turns files off
+    file_extractor: FileExtractor = extract_in_thread,
 ) -> MediaResult:
     """Run image, audio and video understanding, then file extraction, for one message."""
     cache = AttachmentCache(fetch_bytes)
@@ -245,7 +248,7 @@ async def run_media_understanding(
         if file_limits is not None:
             transcribed = {o.attachment_index for o in outputs if o.kind == "audio.transcription"}
             files, blocks = await extract_attachment_files(
-                run.attachments, run.cache, file_limits, transcribed
+                run.attachments, run.cache, file_limits, transcribed, file_extractor
             )
             if blocks:
                 body = "\n\n".join([body.strip(), *blocks]) if body.strip() else "\n\n".join(blocks)

@@ -175,3 +175,29 @@ async def test_environment_is_passed_to_the_command() -> None:
     )
     assert result.outcome == "success"
     assert result.stdout_text == "from-the-service"
+
+
+async def test_detached_child_holding_the_pipe_is_killed_and_output_recorded(
+    tmp_path: Path,
+) -> None:
+    """``setsid`` takes the child out of the CLI's group; it is found by the pipe it holds."""
+    pid_file = tmp_path / "detached.pid"
+    script = f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 120' & sleep 0.2; echo done"
+    started = time.monotonic()
+    result = await run_command(["/bin/sh", "-c", script], timeout_seconds=30)
+    assert time.monotonic() - started < 5
+    assert (result.outcome, result.reason, result.stdout_text) == ("success", None, "done")
+    assert process_gone(int(pid_file.read_text()))
+
+
+async def test_detached_child_holding_only_stderr_is_killed_too(tmp_path: Path) -> None:
+    pid_file = tmp_path / "detached.pid"
+    script = (
+        f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 120' >/dev/null & "
+        "sleep 0.2; echo partial; exit 4"
+    )
+    started = time.monotonic()
+    result = await run_command(["/bin/sh", "-c", script], timeout_seconds=30)
+    assert time.monotonic() - started < 5
+    assert (result.reason, result.stdout_text) == ("exited with code 4", "partial")
+    assert process_gone(int(pid_file.read_text()))

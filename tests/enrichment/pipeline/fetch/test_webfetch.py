@@ -496,3 +496,71 @@ def test_https_dials_the_checked_ip_with_hostname_as_sni_and_host() -> None:
         "https://other.test:8443/end",
         "2001:4860:4860::8888",
     )
+
+
+# --- item 9 of issue 17: malformed redirects, policy-aware cache, guard before cache ---------
+
+
+@pytest.mark.parametrize(
+    ("location", "reason"),
+    [
+        ("http:%2F%2F127.0.0.1/x", "Invalid redirect location"),
+        ("https:%2F%2F127.0.0.1/x", "Invalid redirect location"),
+        ("http://[::1/x", "connection failed: Invalid URL in location header: Invalid port: ':1'."),
+        ("http://a b.test/", "blocked: invalid URL"),
+    ],
+    ids=["encoded-slashes", "encoded-slashes-other-scheme", "broken-ipv6", "space-in-host"],
+)
+def test_malformed_redirect_location_is_a_fetch_error(
+    server: LocalServer, location: str, reason: str
+) -> None:
+    server.routes["/go"] = redirect(location)
+    assert fetch_error(server.url("/go")) == reason
+    assert [path for path, _ in server.seen] == ["/go"]  # nothing else was requested
+
+
+def test_cached_page_is_not_served_after_the_policy_is_tightened(server: LocalServer) -> None:
+    server.routes["/post"] = page(ARTICLE)
+    store: dict[str, str] = {}
+    cache = PageCache(get=store.get, set=store.__setitem__)
+    permissive = SsrfPolicy(allow_private_network=True)
+    assert not read_page(server.url("/post"), policy=permissive, cache=cache).cached
+    assert read_page(server.url("/post"), policy=permissive, cache=cache).cached
+    with pytest.raises(FetchError) as caught:
+        read_page(server.url("/post"), policy=SsrfPolicy(), cache=cache)
+    assert caught.value.reason.startswith("blocked: ")
+    assert len(server.seen) == 1  # the tightened read never reached the server either
+
+
+def test_guard_runs_before_the_cache_is_asked() -> None:
+    """A name cached while it resolved publicly is refused once it resolves privately."""
+    canned = FetchResponse(
+        final_url="https://news.test/a",
+        status=200,
+        headers=(("content-type", "text/plain"),),
+        body=b"public news",
+        truncated=False,
+        warnings=(),
+        address="93.184.216.34",
+    )
+    store: dict[str, str] = {}
+    asked: list[str] = []
+
+    def get(key: str) -> str | None:
+        asked.append(key)
+        return store.get(key)
+
+    cache = PageCache(get=get, set=store.__setitem__)
+    public = fake_dns({"news.test": ["93.184.216.34"]})
+    first = read_page(
+        "https://news.test/a", policy=SsrfPolicy(), cache=cache, fetch=lambda u: canned,
+        resolve=public,
+    )  # fmt: skip
+    assert first.content == "public news" and len(store) == 1 and len(asked) == 1
+    rebound = fake_dns({"news.test": ["10.0.0.7"]})
+    with pytest.raises(FetchError) as caught:
+        read_page(
+            "https://news.test/a", policy=SsrfPolicy(), cache=cache, fetch=lambda u: canned,
+            resolve=rebound,
+        )  # fmt: skip
+    assert caught.value.reason.startswith("blocked: ") and len(asked) == 1

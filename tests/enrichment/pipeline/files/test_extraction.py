@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -506,3 +508,46 @@ def test_short_file_ending_in_a_cp1252_byte_is_cp1252_not_broken_utf8() -> None:
 
     assert detect_text_encoding(b"caf\xe9") == "cp1252"
     assert detect_text_encoding(("x" * 4095 + "é").encode("utf-8") + b"tail") == "utf-8"
+
+
+# --- issue 17: PDF bombs and non-regular files ---------------------------------------------
+
+
+def test_pdf_bomb_is_refused_by_the_decompression_cap_quickly() -> None:
+    from tests.enrichment.pdf_bomb import build_pdf_bomb
+
+    bomb = build_pdf_bomb(pages=4, stream_bytes=70 * 1024 * 1024)
+    assert len(bomb) < 400_000
+    started = time.monotonic()
+    result = extract_file_block(bomb, name="bomb.pdf", mime="application/pdf")
+    assert time.monotonic() - started < 5
+    assert (result.block, result.skipped) == (None, "pdf-stream-too-large")
+
+
+def test_pdf_text_stops_after_the_page_reaching_max_chars() -> None:
+    from tests.enrichment.pdf_bomb import build_pdf_bomb
+
+    pdf = build_pdf_bomb(pages=3, stream_bytes=100, text="0123456789")
+    limits = FileLimits(max_chars=15)
+    result = extract_file_block(pdf, name="p.pdf", mime="application/pdf", limits=limits)
+    assert result.block is not None and "0123456789" in result.block
+    from enrichment.pipeline.files.extraction import extract_pdf_text
+
+    assert extract_pdf_text(pdf, max_pages=4, max_chars=15) == "0123456789\n\n0123456789"
+    assert extract_pdf_text(pdf, max_pages=4) == "\n\n".join(["0123456789"] * 3)
+
+
+def test_read_regular_file_refuses_a_fifo_without_waiting(tmp_path: Path) -> None:
+    from enrichment.pipeline.files.regular import NotARegularFile, read_regular_file
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(NotARegularFile) as caught:
+        read_regular_file(str(fifo), 100)
+    assert time.monotonic() - started < 1
+    assert str(caught.value).endswith("is not a regular file (a FIFO)")
+    with pytest.raises(NotARegularFile, match="a character device"):
+        read_regular_file("/dev/zero", 100)
+    (tmp_path / "ok.txt").write_bytes(b"hello world")
+    assert read_regular_file(str(tmp_path / "ok.txt"), 5) == b"hello"

@@ -1,0 +1,58 @@
+"""A PDF bomb sent to a real daphne is extracted off the event loop, in a killable worker."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests.enrichment.pdf_bomb import build_pdf_bomb
+
+pytestmark = pytest.mark.slow
+
+
+def test_static_file_is_fast_while_a_pdf_bomb_is_extracted(live) -> None:
+    token = live.manage("create_api_token", "live-user").stdout.strip().splitlines()[-1]
+    # Under the per-stream decompression cap, so only the worker's deadline stops it: four
+    # pages of 15 MiB of content take about 20 s of CPU.
+    bomb = build_pdf_bomb(pages=4, stream_bytes=15 * 1024 * 1024)
+    payload = {
+        "body": "see attached",
+        "attachments": [
+            {"data": base64.b64encode(bomb).decode(), "mime": "application/pdf", "name": "b.pdf"}
+        ],
+    }
+    answer: dict[str, httpx.Response] = {}
+
+    def send_bomb() -> None:
+        answer["response"] = httpx.post(
+            live.base_url + "/api/enrich",
+            json=payload,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=120,
+        )
+
+    sender = threading.Thread(target=send_bomb)
+    started = time.monotonic()
+    sender.start()
+    time.sleep(1.0)  # the request is in, its extraction under way
+    timings = []
+    with httpx.Client(base_url=live.base_url) as client:
+        for _ in range(10):
+            before = time.monotonic()
+            response = client.get("/static/css/app.css")
+            timings.append(time.monotonic() - before)
+            assert response.status_code == 200
+            time.sleep(0.2)
+    sender.join(timeout=120)
+    elapsed = time.monotonic() - started
+
+    assert max(timings) < 0.2, timings
+    response = answer["response"]
+    assert response.status_code == 200, response.text[:500]
+    files = next(m for m in response.json()["media"] if m["capability"] == "file")["files"]
+    assert files[0]["skipped"] == "extraction-timeout: timed out after 10s"
+    assert elapsed < 30
