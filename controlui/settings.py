@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "controlui.middleware.LoginRequiredEverywhere",
+    "controlui.input_guard.ApiInputGuard",
 ]
 
 ROOT_URLCONF = "controlui.urls"

@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
 from controlui.errors import InvalidInput, NotFound
+from controlui.json_guard import text_problem
 from controlui.keyset import DEFAULT_PAGE_SIZE, KeysetPage, keyset_page, newer_than, older_than
 from enrichment.models import Attempt, Run, UrlDecision
 
@@ -52,6 +53,10 @@ class HistoryFilters:
             "url": params.get("url", "").strip(),
             "q": params.get("q", "").strip(),
         }
+        for name, raw in params.items():
+            problem = text_problem(raw)
+            if problem is not None:
+                raise InvalidInput(f"{name}: {problem}", [name])
         for name in ("since", "until"):
             raw = params.get(name, "").strip()
             values[name] = parse_instant(name, raw) if raw else None

@@ -25,7 +25,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from controlui.errors import DomainError, InvalidInput
+from controlui.errors import DomainError, InvalidInput, ServiceUnavailable
+from enrichment.config_limits import config_column_problems
 from enrichment.config_store import config_document, config_write
 from enrichment.media_glue import media_records, media_run
 from enrichment.models import Attempt, Run, UrlDecision
@@ -35,6 +36,7 @@ from enrichment.pipeline.linkrun import LinkResult, ProgressEvent, run_link_unde
 from enrichment.pipeline.runner import run_command
 from enrichment.pipeline.ssrf import system_resolve
 from enrichment.pipeline.templates import MessageContext
+from enrichment.storable import storable_json, storable_text
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +143,7 @@ def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
         chat_type=request.chat_type or "",
         session_key=request.session_key or "",
         agent_id=request.agent_id or "",
-        original_body=request.body,
+        original_body=storable_text(request.body),
         config_snapshot=snapshot,
         owner=_owner(),
     )
@@ -154,13 +156,13 @@ def run_finish(
     """Store the outcome, URL decisions and attempts of a run in one transaction."""
     decision = result.decision
     summaries = {output.url: output.summary for output in result.outputs}
-    run.enriched_body = result.body
+    run.enriched_body = storable_text(result.body)
     run.outcome = decision.outcome
     run.matched_rule = decision.matched_rule
     run.url_count = len(decision.urls)
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
-    run.media = media
+    run.media = storable_json(media)
     run.save(
         update_fields=[
             "enriched_body",
@@ -179,12 +181,12 @@ def run_finish(
         row = UrlDecision(
             run=run,
             position=position,
-            url=url.url,
+            url=storable_text(url.url),
             blocked=url.blocked,
-            reason=url.reason or "",
+            reason=storable_text(url.reason or ""),
             addresses=list(url.addresses),
             chosen_position=chosen,
-            summary=summaries.get(url.url, ""),
+            summary=storable_text(summaries.get(url.url, "")),
         )
         url_rows.append(row)
         attempt_rows += [
@@ -192,14 +194,14 @@ def run_finish(
                 url_decision=row,
                 position=index,
                 type=attempt.type,
-                command=attempt.command,
-                argv=list(attempt.argv),
+                command=storable_text(attempt.command),
+                argv=storable_json(list(attempt.argv)),
                 outcome=attempt.outcome,
-                reason=attempt.reason or "",
+                reason=storable_text(attempt.reason or ""),
                 exit_code=attempt.exit_code,
                 duration_ms=attempt.duration_ms,
                 stdout_bytes=attempt.stdout_bytes,
-                stderr_tail=attempt.stderr_tail,
+                stderr_tail=storable_text(attempt.stderr_tail),
             )
             for index, attempt in enumerate(url.attempts)
         ]
@@ -208,9 +210,30 @@ def run_finish(
     return run
 
 
+def run_finish_or_fail(
+    *, run: Run, result: LinkResult, duration_ms: int, media: list[dict[str, Any]]
+) -> Run:
+    """``run_finish``; when that raises anyway (the database refused a value or went away),
+    the run is still closed as an error instead of staying ``running`` until the stale-run
+    sweep, and the caller gets a 503-class error naming the run."""
+    try:
+        return run_finish(run=run, result=result, duration_ms=duration_ms, media=media)
+    except Exception as exc:
+        logger.exception("run %s: storing the result failed", run.pk)
+        try:
+            run_fail(
+                run=run, error=f"the result could not be stored: {exc!r}", duration_ms=duration_ms
+            )
+        except Exception:  # the database is gone: the stale-run sweep closes it later
+            logger.exception("run %s: marking it failed failed too", run.pk)
+        raise ServiceUnavailable(
+            f"enrichment ran but its result could not be stored (run {run.pk}); see the server log"
+        ) from exc
+
+
 def run_fail(*, run: Run, error: str, duration_ms: int, outcome: str = Run.Outcome.ERROR) -> None:
     run.outcome = outcome
-    run.error = error[:2000]
+    run.error = storable_text(error[:2000])
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
     run.save(update_fields=["outcome", "error", "duration_ms", "finished_at"])
@@ -332,7 +355,7 @@ async def enrichment_run(
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
         raise DomainError(f"enrichment failed: {exc}") from exc
     records = media_records(media)
-    await sync_to_async(run_finish)(
+    await sync_to_async(run_finish_or_fail)(
         run=run, result=result, duration_ms=_elapsed_ms(started), media=records
     )
     await decision_broadcast(run)
@@ -403,5 +426,8 @@ def config_replace(*, document: Mapping[str, Any]) -> dict[str, Any]:
         parse_config(document)
     except ConfigError as exc:
         raise InvalidInput("Invalid configuration.", [str(issue) for issue in exc.errors]) from None
+    too_big = config_column_problems(document)
+    if too_big:
+        raise InvalidInput("Invalid configuration.", too_big)
     config_write(document=document)
     return config_document()
