@@ -33,7 +33,10 @@ def nested(depth: int) -> object:
     ("value", "expected"),
     [
         ({"a": ["ok", "b\x00"]}, "a.1: contains a NUL character (U+0000)"),
-        ({"x": {"y": "\udc00"}}, "x.y: contains a lone surrogate (U+DC00), which is not valid Unicode"),
+        (
+            {"x": {"y": "\udc00"}},
+            "x.y: contains a lone surrogate (U+DC00), which is not valid Unicode",
+        ),
         ({"k\x00": 1}, "'k\\x00': key contains a NUL character (U+0000)"),
         (nested(MAX_JSON_DEPTH + 1), f"nested deeper than {MAX_JSON_DEPTH} levels"),
     ],
@@ -145,7 +148,9 @@ def test_config_put_refuses_values_the_columns_cannot_hold(staff_client, documen
     assert EnrichmentConfig.objects.filter(is_active=True).count() == 1
 
 
-def test_unexpected_errors_answer_json_without_a_traceback(user_client, settings, monkeypatch) -> None:
+def test_unexpected_errors_answer_json_without_a_traceback(
+    user_client, settings, monkeypatch
+) -> None:
     settings.DEBUG = True
     from enrichment import selectors
 
