@@ -10,9 +10,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from controlui.routing import websocket_urlpatterns  # noqa: E402
+from controlui.ws_origin import SameOriginValidator  # noqa: E402
 from enrichment.startup import recover_interrupted_runs  # noqa: E402
 from enrichment.workers import EnrichmentWorker  # noqa: E402
 
@@ -21,9 +21,7 @@ recover_interrupted_runs()
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
     }
 )

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from controlui.env import parse_database_url, read_bool, read_int, read_list, read_redis_url
+from controlui.env import (
+    parse_database_url,
+    read_bool,
+    read_int,
+    read_list,
+    read_redis_url,
+    secret_key_problem,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONTROLUI_VAR_DIR", BASE_DIR / "var"))
@@ -35,11 +42,8 @@ def _dev_secret_key() -> str:
 
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip() or _dev_secret_key()
-if not DEBUG and SECRET_KEY.startswith("dev-insecure-"):
-    raise ImproperlyConfigured(
-        "SECRET_KEY: refusing to start with the generated development key while DEBUG is off; "
-        "set SECRET_KEY to a long random value"
-    )
+if not DEBUG and (weak := secret_key_problem(SECRET_KEY)):
+    raise ImproperlyConfigured(f"{weak}; set SECRET_KEY to a long random value")
 
 ALLOWED_HOSTS = read_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = read_list("CSRF_TRUSTED_ORIGINS", [])
