@@ -7,8 +7,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
@@ -65,6 +66,19 @@ def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return api.create_response(
         request, {"detail": f"Request body too large (limit {limit} bytes)."}, status=413
     )
+
+
+@api.exception_handler(MultiPartParserError)
+@api.exception_handler(BadRequest)
+def malformed_body(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # e.g. multipart/form-data without a boundary: Django refuses to parse the body.
+    return api.create_response(request, {"detail": f"Malformed request body: {exc}"}, status=400)
+
+
+@api.exception_handler(SuspiciousOperation)
+def suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    # Too many fields or files, a bad header...: Django's own limits; the text names which.
+    return api.create_response(request, {"detail": f"Request refused: {exc}"}, status=400)
 
 
 @api.exception_handler(Exception)

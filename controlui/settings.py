@@ -11,6 +11,8 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE as CSP_NONE
+from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from controlui.env import (
@@ -66,6 +68,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -181,6 +184,24 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "SAMEORIGIN"
+# Every page (dashboard, admin, API docs) runs only our own static scripts: no inline script,
+# no inline style attributes, nothing from another origin. The canvas document view sets its
+# own, stricter policy (django-csp leaves a header already set alone).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [CSP_SELF],
+        "script-src": [CSP_SELF],
+        "style-src": [CSP_SELF],
+        "img-src": [CSP_SELF, "data:"],
+        "font-src": [CSP_SELF],
+        "connect-src": [CSP_SELF],  # CSP level 3: 'self' includes ws:/wss: to this host
+        "frame-src": [CSP_SELF],
+        "frame-ancestors": [CSP_SELF],
+        "object-src": [CSP_NONE],
+        "base-uri": [CSP_SELF],
+        "form-action": [CSP_SELF],
+    }
+}
 if not DEBUG:
     SESSION_COOKIE_SECURE = read_bool("SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -194,5 +215,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        # axes logs every successful login at INFO; lockouts are WARNING and stay visible.
+        "axes": {"level": "WARNING"},
+    },
 }
