@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
+    # ninja serves its Swagger UI from our static files (else from a CDN, which the CSP refuses).
+    "ninja",
     "axes",
     "controlui",
     "enrichment",

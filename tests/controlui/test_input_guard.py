@@ -171,3 +171,10 @@ def test_openapi_documents_error_answers_and_limit_bounds(user_client) -> None:
     limit = next(p for p in operation["parameters"] if p["name"] == "limit")
     assert (limit["schema"]["minimum"], limit["schema"]["maximum"]) == (1, 200)
     assert "Error" in schema["components"]["schemas"]
+
+
+@pytest.mark.parametrize("path", ["/api/files/extract", "/api/enrich/upload"])
+def test_multipart_without_a_boundary_is_a_400_not_a_500(user_client, path) -> None:
+    response = user_client.generic("POST", path, b"x", content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("Malformed request body: Invalid boundary")
