@@ -1,10 +1,11 @@
-"""Refuse API input the database cannot hold before any endpoint sees it.
+"""Refuse input the database cannot hold before any view or endpoint sees it.
 
-Every ``/api/`` request has its query parameters and its JSON body checked by
-``controlui.json_guard``: a NUL character, a lone surrogate or nesting beyond the limit is a
-422 naming the parameter or the JSON path, instead of a 500 when PostgreSQL refuses the
-value halfway through a write (SQLite would have stored it, so tests on SQLite alone never
-see those 500s).
+Every request has its query parameters checked, and every ``/api/`` request its JSON body,
+by ``controlui.json_guard``: a NUL character, a lone surrogate or nesting beyond the limit is
+a 422 (API, JSON naming the parameter or the JSON path) or a 400 (pages, plain text naming
+the parameter), instead of a 500 when PostgreSQL refuses the value in a filter or halfway
+through a write (SQLite would have matched or stored it, so tests on SQLite alone never see
+those 500s). Form fields are Django's business: its form fields already refuse NUL.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 from controlui.json_guard import JsonInputError, JsonProblem, parse_json, text_problem
 
@@ -59,7 +60,13 @@ class ApiInputGuard:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info.startswith("/api/"):
+        if not request.path_info.startswith("/api/"):
+            problem = query_problem(request)
+            if problem is not None:
+                return HttpResponseBadRequest(
+                    f"Bad request: {problem}", content_type="text/plain; charset=utf-8"
+                )
+        else:
             try:
                 problem = query_problem(request) or body_problem(request)
             except RequestDataTooBig:
