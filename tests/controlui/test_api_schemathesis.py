@@ -4,7 +4,7 @@ Every operation of the API gets generated requests, valid ones and invalid ones 
 types, missing fields, out-of-range numbers, odd strings), sent with a bearer token to a
 dedicated server (its own SQLite file, or ``SCHEMATHESIS_DATABASE_URL`` for PostgreSQL).
 Checked: no 5xx, every status documented, and every body matches its documented schema.
-The number of examples per operation is bounded (``SCHEMATHESIS_MAX_EXAMPLES``, default 25)
+The number of examples per operation is bounded (``SCHEMATHESIS_MAX_EXAMPLES``, default 20)
 so the whole file runs in about a minute.
 
 One thing is outside the application: daphne's HTTP layer (Twisted) parses every
@@ -35,7 +35,7 @@ from tests.live import LiveServer, live_server
 
 pytestmark = [pytest.mark.slow]
 
-MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "25"))
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "20"))
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
