@@ -62,6 +62,7 @@ class AssistantMessageAdmin(admin.ModelAdmin):
 
 @admin.register(CanvasDocument)
 class CanvasDocumentAdmin(admin.ModelAdmin):
-    list_display = ("view_id", "title", "created_at", "updated_at")
+    list_display = ("view_id", "title", "owner", "created_at", "updated_at")
+    list_select_related = ("owner",)
     search_fields = ("view_id", "title")
     readonly_fields = ("created_at", "updated_at")

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from controlui.auth import api_auth
 from controlui.health import router as health_router
+from controlui.openapi_errors import add_error_responses
 from controlui.plumbing.errors import DomainError, InvalidInput
 from controlui.rich.api import router as canvas_router
 from enrichment.api import router as enrichment_router
 from enrichment.files_api import router as files_router
 
-api = NinjaAPI(
+logger = logging.getLogger(__name__)
+
+
+class ControlApi(NinjaAPI):
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        return add_error_responses(super().get_openapi_schema(**kwargs))
+
+
+api = ControlApi(
     title="Control UI API",
     version="1.0",
     description=(
@@ -53,6 +66,26 @@ def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return api.create_response(
         request, {"detail": f"Request body too large (limit {limit} bytes)."}, status=413
     )
+
+
+@api.exception_handler(MultiPartParserError)
+@api.exception_handler(BadRequest)
+def malformed_body(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # e.g. multipart/form-data without a boundary: Django refuses to parse the body.
+    return api.create_response(request, {"detail": f"Malformed request body: {exc}"}, status=400)
+
+
+@api.exception_handler(SuspiciousOperation)
+def suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    # Too many fields or files, a bad header...: Django's own limits; the text names which.
+    return api.create_response(request, {"detail": f"Request refused: {exc}"}, status=400)
+
+
+@api.exception_handler(Exception)
+def unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # Replaces ninja's default, which sends the traceback to the client when DEBUG is on.
+    logger.error("API %s %s failed", request.method, request.path, exc_info=exc)
+    return api.create_response(request, {"detail": "Internal error (logged)."}, status=500)
 
 
 api.add_router("/", health_router)

@@ -10,11 +10,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from controlui import daphne_body  # noqa: E402
 from controlui.body_limits import RequestBodyLimit, body_limit_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
+from controlui.ws_origin import SameOriginValidator  # noqa: E402
 from enrichment.startup import recover_interrupted_runs  # noqa: E402
 from enrichment.workers import EnrichmentWorker  # noqa: E402
 
@@ -25,9 +25,7 @@ daphne_body.install(body_limit_for)
 application = ProtocolTypeRouter(
     {
         "http": RequestBodyLimit(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
     }
 )

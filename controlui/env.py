@@ -52,6 +52,29 @@ def read_int(
     return value
 
 
+# Django's own bar for a production key (check security.W009): long and varied.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE_CHARACTERS = 5
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Why ``key`` is too weak to sign sessions in production, or None.
+
+    >>> secret_key_problem("x")
+    'SECRET_KEY: too short (1 characters; at least 50)'
+    """
+    if key.startswith(("dev-insecure-", "django-insecure")):
+        return "SECRET_KEY: refusing the generated development key while DEBUG is off"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"SECRET_KEY: too short ({len(key)} characters; at least {SECRET_KEY_MIN_LENGTH})"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return (
+            f"SECRET_KEY: only {len(set(key))} distinct characters "
+            f"(at least {SECRET_KEY_MIN_UNIQUE_CHARACTERS})"
+        )
+    return None
+
+
 def read_list(name: str, default: list[str], environ: Mapping[str, str] = os.environ) -> list[str]:
     raw = environ.get(name)
     if raw is None:

@@ -11,6 +11,8 @@ from django.db import connection
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 
+from controlui.auth import BearerToken
+
 router = Router(tags=["system"])
 LAYER_TIMEOUT_SECONDS = 2.0
 
@@ -26,6 +28,13 @@ class HealthOut(Schema):
     status: str
     database: BackendStatus
     channelLayer: BackendStatus
+
+
+class PublicHealthOut(Schema):
+    """What an anonymous caller sees: a load balancer needs the verdict, not the error
+    text of the database driver (host names, ports, user names)."""
+
+    status: str
 
 
 def database_status() -> BackendStatus:
@@ -65,15 +74,29 @@ def channel_layer_status() -> BackendStatus:
     )
 
 
-@router.get("/health", auth=None, response={200: HealthOut, 503: HealthOut})
-def health(request: HttpRequest) -> Status[HealthOut]:
+def _authenticated(request: HttpRequest) -> bool:
+    if request.user.is_authenticated:
+        return True
+    return BearerToken()(request) is not None
+
+
+@router.get(
+    "/health",
+    auth=None,
+    response={200: HealthOut | PublicHealthOut, 503: HealthOut | PublicHealthOut},
+)
+def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
+    """``{status}`` for anyone; logged-in callers (session or token) also get each backend."""
     database = database_status()
     layer = channel_layer_status()
     healthy = database.ok and layer.ok
-    return Status(
-        200 if healthy else 503,
-        HealthOut(status="ok" if healthy else "degraded", database=database, channelLayer=layer),
+    status = "ok" if healthy else "degraded"
+    body: HealthOut | PublicHealthOut = (
+        HealthOut(status=status, database=database, channelLayer=layer)
+        if _authenticated(request)
+        else PublicHealthOut(status=status)
     )
+    return Status(200 if healthy else 503, body)
 
 
 class MeOut(Schema):

@@ -115,6 +115,15 @@ class CanvasDocument(models.Model):
     view_id = models.CharField(max_length=128, unique=True)
     title = models.CharField(max_length=200, blank=True)
     html = models.TextField()
+    # Only the author (or staff) may replace a document: a viewId is guessable, and the
+    # document is served on this origin's canvas path. NULL = stored by a command.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="canvas_documents",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 

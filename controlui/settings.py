@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE as CSP_NONE
+from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from controlui.env import parse_database_url, read_bool, read_int, read_list, read_redis_url
+from controlui.env import (
+    parse_database_url,
+    read_bool,
+    read_int,
+    read_list,
+    read_redis_url,
+    secret_key_problem,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONTROLUI_VAR_DIR", BASE_DIR / "var"))
@@ -35,11 +45,8 @@ def _dev_secret_key() -> str:
 
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip() or _dev_secret_key()
-if not DEBUG and SECRET_KEY.startswith("dev-insecure-"):
-    raise ImproperlyConfigured(
-        "SECRET_KEY: refusing to start with the generated development key while DEBUG is off; "
-        "set SECRET_KEY to a long random value"
-    )
+if not DEBUG and (weak := secret_key_problem(SECRET_KEY)):
+    raise ImproperlyConfigured(f"{weak}; set SECRET_KEY to a long random value")
 
 ALLOWED_HOSTS = read_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = read_list("CSRF_TRUSTED_ORIGINS", [])
@@ -54,12 +61,16 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
+    # ninja serves its Swagger UI from our static files (else from a CDN, which the CSP refuses).
+    "ninja",
+    "axes",
     "controlui",
     "enrichment",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -68,6 +79,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "controlui.middleware.LoginRequiredEverywhere",
+    "controlui.input_guard.ApiInputGuard",
+    # Last, as django-axes asks: it turns a lockout raised by its backend into a 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "controlui.urls"
@@ -128,6 +142,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Login throttling (site and admin login both go through authenticate()): after
+# LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is locked
+# out for LOGIN_COOLOFF_MINUTES (a 429). Keyed on the pair so nobody can lock the operator
+# out from elsewhere by guessing their username.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = read_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=read_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -160,6 +189,24 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "SAMEORIGIN"
+# Every page (dashboard, admin, API docs) runs only our own static scripts: no inline script,
+# no inline style attributes, nothing from another origin. The canvas document view sets its
+# own, stricter policy (django-csp leaves a header already set alone).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [CSP_SELF],
+        "script-src": [CSP_SELF],
+        "style-src": [CSP_SELF],
+        "img-src": [CSP_SELF, "data:"],
+        "font-src": [CSP_SELF],
+        "connect-src": [CSP_SELF],  # CSP level 3: 'self' includes ws:/wss: to this host
+        "frame-src": [CSP_SELF],
+        "frame-ancestors": [CSP_SELF],
+        "object-src": [CSP_NONE],
+        "base-uri": [CSP_SELF],
+        "form-action": [CSP_SELF],
+    }
+}
 if not DEBUG:
     SESSION_COOKIE_SECURE = read_bool("SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -173,5 +220,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        # axes logs every successful login at INFO; lockouts are WARNING and stay visible.
+        "axes": {"level": "WARNING"},
+    },
 }

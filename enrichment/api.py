@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Any
+from typing import Annotated, Any
 
 from asgiref.sync import async_to_sync
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Body, File, Form, Router
 from ninja.files import UploadedFile
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from controlui.plumbing.errors import InvalidInput, PayloadTooLarge
+from controlui.plumbing.json_guard import JsonInputError, parse_json
+from controlui.plumbing.keyset import MAX_PAGE_SIZE
 from controlui.plumbing.permissions import require_staff
 from enrichment import selectors, services
 from enrichment.config_store import config_document
@@ -38,6 +39,8 @@ from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
 
 router = Router(tags=["enrichment"])
 
+# Largest primary key a BigAutoField can hold: larger ids are a 422, not a database overflow.
+MAX_ROW_ID = 2**63 - 1
 MAX_UPLOAD_FILES = 8
 MAX_ATTACHMENTS = 32
 _UNKNOWN_CONTENT_TYPE = "application/octet-stream"
@@ -116,7 +119,9 @@ def enrich_upload(
 
 def _enrich_payload(payload: str) -> EnrichIn:
     try:
-        return EnrichIn.model_validate(json.loads(payload))
+        return EnrichIn.model_validate(parse_json(payload, root="payload"))
+    except JsonInputError as exc:
+        raise InvalidInput(f"Invalid payload: {exc}", [str(exc)]) from None
     except ValueError as exc:
         if isinstance(exc, ValidationError):
             errors = [
@@ -140,7 +145,9 @@ def _uploaded_attachment(file: UploadedFile) -> dict[str, Any]:
 
 @router.get("/decisions", response=DecisionPage, tags=["history"])
 def decisions(
-    request: HttpRequest, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
+    request: HttpRequest,
+    cursor: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
 ) -> dict[str, Any]:
     """History, newest first. Filters: outcome, channel, chatType, sessionKey (prefix),
     url (substring), q (text in the bodies and summaries), since, until."""
@@ -161,7 +168,10 @@ def decisions_export(request: HttpRequest, format: str = "json") -> StreamingHtt
 
 
 @router.get("/decisions/{run_id}", response=DecisionDetail, tags=["history"])
-def decision_detail(request: HttpRequest, run_id: int) -> dict[str, Any]:
+def decision_detail(
+    request: HttpRequest,
+    run_id: Annotated[int, Field(ge=1, le=MAX_ROW_ID)],
+) -> dict[str, Any]:
     return decision_record(selectors.decision_get(run_id=run_id))
 
 

@@ -10,6 +10,7 @@ from channels.exceptions import ChannelFull
 from pydantic import ValidationError
 
 from controlui.plumbing.consumers import AuthenticatedJsonConsumer
+from controlui.plumbing.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
 from enrichment import services
 from enrichment.schemas import EnrichIn
 
@@ -71,6 +72,9 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             return
         try:
             frame = json.loads(text_data)
+        except RecursionError:  # nesting beyond Python's own limit, well under 1 MiB
+            await self.send_error(None, f"frame nested deeper than {MAX_JSON_DEPTH} levels")
+            return
         except ValueError as exc:
             await self.send_error(None, f"malformed JSON: {exc}")
             return
@@ -88,6 +92,16 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             await self.send_error(
                 None, "id: required, a non-empty string of at most 200 characters"
             )
+            return
+        # NUL and lone surrogates cannot be stored (PostgreSQL) or relayed (Redis); an id
+        # with one is not echoed back.
+        id_problem = text_problem(request_id)
+        if id_problem is not None:
+            await self.send_error(None, f"id: {id_problem}")
+            return
+        problem = json_problem(frame)
+        if problem is not None:
+            await self.send_error(request_id, str(problem))
             return
         if frame.get("type") != "enrich":
             await self.send_error(

@@ -29,32 +29,47 @@ CSV_COLUMNS = [
 ]
 
 
-async def _chunks(filters: HistoryFilters) -> AsyncIterator[list[Run]]:
-    after = None
-    while True:
-        chunk = await sync_to_async(decision_export_chunk)(filters=filters, after=after)
-        if not chunk:
-            return
+# A spreadsheet runs a cell starting with one of these as a formula (=HYPERLINK(…),
+# =cmd|' /C calc'!A0, @SUM(…)); channel, session key and agent id come from chat traffic.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A value safe to open in a spreadsheet: text that would start a formula gets a ``'``.
+
+    >>> csv_cell("=HYPERLINK(\"http://x\")"), csv_cell("slack"), csv_cell(-3)
+    ('\'=HYPERLINK("http://x")', 'slack', -3)
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+async def _chunks(filters: HistoryFilters, first: list[Run]) -> AsyncIterator[list[Run]]:
+    chunk = first
+    while chunk:
         yield chunk
-        after = chunk[-1]
+        chunk = await sync_to_async(decision_export_chunk)(filters=filters, after=chunk[-1])
 
 
-async def _csv_stream(filters: HistoryFilters) -> AsyncIterator[str]:
+async def _csv_stream(filters: HistoryFilters, first: list[Run]) -> AsyncIterator[str]:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
     writer.writeheader()
-    async for chunk in _chunks(filters):
-        writer.writerows(run_summary(run) for run in chunk)
+    async for chunk in _chunks(filters, first):
+        writer.writerows(
+            {key: csv_cell(value) for key, value in run_summary(run).items()} for run in chunk
+        )
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
     yield buffer.getvalue()
 
 
-async def _json_stream(filters: HistoryFilters) -> AsyncIterator[str]:
+async def _json_stream(filters: HistoryFilters, first: list[Run]) -> AsyncIterator[str]:
     yield "["
     separator = "\n"
-    async for chunk in _chunks(filters):
+    async for chunk in _chunks(filters, first):
         for run in chunk:
             yield separator + json.dumps(run_summary(run))
             separator = ",\n"
@@ -64,12 +79,17 @@ async def _json_stream(filters: HistoryFilters) -> AsyncIterator[str]:
 def export_response(*, filters: HistoryFilters, format: str) -> StreamingHttpResponse:
     if format not in ("csv", "json"):
         raise InvalidInput(f"format: must be 'csv' or 'json', got {format!r}")
+    # The first chunk is read before any byte is sent: a filter the database refuses is
+    # then an error answer, not a download that stops after its first bytes.
+    first = decision_export_chunk(filters=filters)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     if format == "csv":
         response = StreamingHttpResponse(
-            _csv_stream(filters), content_type="text/csv; charset=utf-8"
+            _csv_stream(filters, first), content_type="text/csv; charset=utf-8"
         )
     else:
-        response = StreamingHttpResponse(_json_stream(filters), content_type="application/json")
+        response = StreamingHttpResponse(
+            _json_stream(filters, first), content_type="application/json"
+        )
     response["Content-Disposition"] = f'attachment; filename="decisions-{stamp}.{format}"'
     return response

@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.utils.dateparse import parse_datetime
 
 from controlui.plumbing.errors import InvalidInput, NotFound
+from controlui.plumbing.json_guard import text_problem
 from controlui.plumbing.keyset import (
     DEFAULT_PAGE_SIZE,
     KeysetPage,
@@ -58,6 +59,10 @@ class HistoryFilters:
             "url": params.get("url", "").strip(),
             "q": params.get("q", "").strip(),
         }
+        for name, raw in params.items():
+            problem = text_problem(raw)
+            if problem is not None:
+                raise InvalidInput(f"{name}: {problem}", [name])
         for name in ("since", "until"):
             raw = params.get(name, "").strip()
             values[name] = parse_instant(name, raw) if raw else None

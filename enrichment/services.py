@@ -23,7 +23,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from controlui.plumbing.errors import DomainError, InvalidInput
+from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
+from enrichment.config_limits import config_column_problems
 from enrichment.config_store import config_document, config_write
 from enrichment.linkcli import fetch_environment
 from enrichment.models import Run
@@ -34,6 +35,7 @@ from enrichment.pipeline.runner import run_command
 from enrichment.pipeline.stages import StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
 from enrichment.stages import StageEnv, stage_json, stages_build, stages_store
+from enrichment.storable import storable_text
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +142,7 @@ def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
         chat_type=request.chat_type or "",
         session_key=request.session_key or "",
         agent_id=request.agent_id or "",
-        original_body=request.body,
+        original_body=storable_text(request.body),
         config_snapshot=snapshot,
         owner=_owner(),
     )
@@ -149,7 +151,7 @@ def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
 @transaction.atomic
 def run_finish(*, run: Run, result: StagesResult, duration_ms: int) -> Run:
     """Store the new body and every stage's record (rows included) in one transaction."""
-    run.enriched_body = result.body
+    run.enriched_body = storable_text(result.body)
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
     fields = stages_store(run, result.records)
@@ -157,9 +159,28 @@ def run_finish(*, run: Run, result: StagesResult, duration_ms: int) -> Run:
     return run
 
 
+def run_finish_or_fail(*, run: Run, result: StagesResult, duration_ms: int) -> Run:
+    """``run_finish``; when that raises anyway (the database refused a value or went away),
+    the run is still closed as an error instead of staying ``running`` until the stale-run
+    sweep, and the caller gets a 503-class error naming the run."""
+    try:
+        return run_finish(run=run, result=result, duration_ms=duration_ms)
+    except Exception as exc:
+        logger.exception("run %s: storing the result failed", run.pk)
+        try:
+            run_fail(
+                run=run, error=f"the result could not be stored: {exc!r}", duration_ms=duration_ms
+            )
+        except Exception:  # the database is gone: the stale-run sweep closes it later
+            logger.exception("run %s: marking it failed failed too", run.pk)
+        raise ServiceUnavailable(
+            f"enrichment ran but its result could not be stored (run {run.pk}); see the server log"
+        ) from exc
+
+
 def run_fail(*, run: Run, error: str, duration_ms: int, outcome: str = Run.Outcome.ERROR) -> None:
     run.outcome = outcome
-    run.error = error[:2000]
+    run.error = storable_text(error[:2000])
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
     run.save(update_fields=["outcome", "error", "duration_ms", "finished_at"])
@@ -259,7 +280,9 @@ async def enrichment_run(
         logger.exception("enrichment run %s failed", run.pk)
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
         raise DomainError(f"enrichment failed: {exc}") from exc
-    await sync_to_async(run_finish)(run=run, result=result, duration_ms=_elapsed_ms(started))
+    await sync_to_async(run_finish_or_fail)(
+        run=run, result=result, duration_ms=_elapsed_ms(started)
+    )
     await decision_broadcast(run)
     return {"runId": run.pk, "body": result.body, **stage_json(result.records)}
 
@@ -323,5 +346,8 @@ def config_replace(*, document: Mapping[str, Any]) -> dict[str, Any]:
         parse_config(document)
     except ConfigError as exc:
         raise InvalidInput("Invalid configuration.", [str(issue) for issue in exc.errors]) from None
+    too_big = config_column_problems(document)
+    if too_big:
+        raise InvalidInput("Invalid configuration.", too_big)
     config_write(document=document)
     return config_document()

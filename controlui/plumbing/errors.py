@@ -27,6 +27,12 @@ class PayloadTooLarge(DomainError):
     status = 413
 
 
+class ServiceUnavailable(DomainError):
+    """A backend failed (e.g. the database refused a write); the request may be retried."""
+
+    status = 503
+
+
 class InvalidInput(DomainError):
     """Input that parsed but is not acceptable; ``errors`` name the paths at fault."""
 

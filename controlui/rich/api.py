@@ -180,9 +180,9 @@ def canvas_document_create(
     request: HttpRequest, payload: CanvasDocumentIn
 ) -> Status[dict[str, str]]:
     """Store an HTML document for canvas embeds (201), or replace the one with this viewId
-    (200). Embed it with ``[embed ref="<viewId>" /]``."""
+    (200; only its author or staff, else 403). Embed it with ``[embed ref="<viewId>" /]``."""
     stored = canvas_services.canvas_document_store(
-        html=payload.html, view_id=payload.viewId, title=payload.title
+        html=payload.html, view_id=payload.viewId, title=payload.title, author=request.user
     )
     view_id = stored.document.view_id
     url = reverse("canvas-document", args=[view_id])

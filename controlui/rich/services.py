@@ -6,13 +6,14 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from controlui.canvas.render import render_assistant_text
 from controlui.models import AssistantMessage, CanvasBlock, CanvasDocument
-from controlui.plumbing.errors import InvalidInput, PayloadTooLarge
+from controlui.plumbing.errors import InvalidInput, PayloadTooLarge, PermissionDenied
 
 MAX_TEXT_CHARS = 1_048_576
 MAX_HTML_BYTES = 2 * 1024 * 1024
@@ -65,6 +66,15 @@ def view_id_generate() -> str:
     return "cv_" + secrets.token_hex(8)
 
 
+def document_replace_allowed(document: CanvasDocument, author: Any) -> None:
+    if author is None or author.is_staff or document.owner_id == author.pk:
+        return
+    raise PermissionDenied(
+        f"viewId {document.view_id!r} belongs to another user; only its author or staff "
+        "may replace it (leave viewId out to get a new one)."
+    )
+
+
 @dataclass(frozen=True)
 class StoredDocument:
     document: CanvasDocument
@@ -73,18 +83,23 @@ class StoredDocument:
 
 @transaction.atomic
 def canvas_document_store(
-    *, html: str, view_id: str | None = None, title: str = ""
+    *, html: str, view_id: str | None = None, title: str = "", author: Any = None
 ) -> StoredDocument:
     """Create a canvas document, or replace the one with this ``view_id`` (an agent updates
-    its canvas by writing the same id again). ``view_id`` is generated when absent."""
+    its canvas by writing the same id again). ``view_id`` is generated when absent.
+
+    ``author`` is the user writing (None for management commands, which are trusted): a new
+    document is theirs, and an existing one may be replaced only by its owner or by staff.
+    """
     size = len(html.encode("utf-8", errors="surrogatepass"))
     if size > MAX_HTML_BYTES:
         raise PayloadTooLarge(f"html is {size} bytes; the limit is {MAX_HTML_BYTES} bytes (2 MiB).")
     view_id = view_id_validate(view_id) if view_id is not None else view_id_generate()
     document, created = CanvasDocument.objects.select_for_update().get_or_create(
-        view_id=view_id, defaults={"title": title, "html": html}
+        view_id=view_id, defaults={"title": title, "html": html, "owner": author}
     )
     if not created:
+        document_replace_allowed(document, author)
         document.title = title
         document.html = html
         document.updated_at = timezone.now()

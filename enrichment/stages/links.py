@@ -10,6 +10,7 @@ from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
 from enrichment.pipeline.links.stage import LinkResult, LinksStage
 from enrichment.stages.spec import StageEnv, StageSpec
+from enrichment.storable import storable_json, storable_text
 
 # Outcomes that only the service knows (the core's LinkDecision never has them).
 SERVICE_OUTCOMES = {"running", "error", "interrupted"}
@@ -25,7 +26,8 @@ def build(env: StageEnv) -> LinksStage:
 
 
 def store(run: Run, result: LinkResult) -> list[str]:
-    """The run's outcome and scope rule, and one row per URL and per attempt."""
+    """The run's outcome and scope rule, and one row per URL and per attempt (text made
+    storable: PostgreSQL refuses NUL and lone surrogates that a page or a CLI may produce)."""
     decision = result.decision
     summaries = {output.url: output.summary for output in result.outputs}
     run.outcome = decision.outcome
@@ -38,12 +40,12 @@ def store(run: Run, result: LinkResult) -> list[str]:
         row = UrlDecision(
             run=run,
             position=position,
-            url=url.url,
+            url=storable_text(url.url),
             blocked=url.blocked,
-            reason=url.reason or "",
+            reason=storable_text(url.reason or ""),
             addresses=list(url.addresses),
             chosen_position=chosen,
-            summary=summaries.get(url.url, ""),
+            summary=storable_text(summaries.get(url.url, "")),
         )
         url_rows.append(row)
         attempt_rows += [
@@ -51,14 +53,14 @@ def store(run: Run, result: LinkResult) -> list[str]:
                 url_decision=row,
                 position=index,
                 type=attempt.type,
-                command=attempt.command,
-                argv=list(attempt.argv),
+                command=storable_text(attempt.command),
+                argv=storable_json(list(attempt.argv)),
                 outcome=attempt.outcome,
-                reason=attempt.reason or "",
+                reason=storable_text(attempt.reason or ""),
                 exit_code=attempt.exit_code,
                 duration_ms=attempt.duration_ms,
                 stdout_bytes=attempt.stdout_bytes,
-                stderr_tail=attempt.stderr_tail,
+                stderr_tail=storable_text(attempt.stderr_tail),
             )
             for index, attempt in enumerate(url.attempts)
         ]

@@ -17,6 +17,7 @@ from enrichment.pipeline.runner import CommandRunner
 from enrichment.pipeline.stages import Emit, StageResult
 from enrichment.pipeline.templates import MessageContext
 from enrichment.stages.spec import StageEnv, StageSpec
+from enrichment.storable import storable_json
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def build(env: StageEnv) -> MediaStage:
 
 
 def store(run: Run, result: MediaResult) -> list[str]:
-    run.media = media_records(result)
+    run.media = storable_json(media_records(result))
     return ["media"]
 
 

@@ -23,6 +23,7 @@ from enrichment.pipeline.config.model import Config
 from enrichment.pipeline.fetch.ssrf import Resolver
 from enrichment.pipeline.runner import CommandRunner
 from enrichment.pipeline.stages import Stage
+from enrichment.storable import storable_json
 
 GENERIC_TEMPLATE = "enrichment/stages/record.html"
 
@@ -62,7 +63,8 @@ class StageSpec:
     def store_record(self, run: Run, record: Any) -> list[str]:
         if self.store is not None:
             return self.store(run, record)
-        run.stage_records = {**(run.stage_records or {}), self.name: self.to_json(record)}
+        stored = storable_json(self.to_json(record))
+        run.stage_records = {**(run.stage_records or {}), self.name: stored}
         return ["stage_records"]
 
     def load_record(self, run: Run) -> Any:

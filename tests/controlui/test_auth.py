@@ -107,7 +107,9 @@ def test_admin_creates_token_and_shows_it_once(staff_client, user) -> None:
 @pytest.mark.django_db(transaction=True)
 async def test_websocket_anonymous_closed_with_4401(in_memory_layer) -> None:
     communicator = WebsocketCommunicator(
-        application, "/ws/ping/", headers=[(b"origin", b"http://127.0.0.1")]
+        application,
+        "/ws/ping/",
+        headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")],
     )
     connected, _ = await communicator.connect()
     assert connected

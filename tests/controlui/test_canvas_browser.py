@@ -130,6 +130,10 @@ def test_store_then_open_the_stored_message(live, browser_page) -> None:
         DOCUMENT_SRC,
         "allow-scripts",
     )
+    # The server-rendered frame gets its height from static/js/frame-height.js (the CSP
+    # allows no inline style attribute).
+    box = frame.bounding_box()
+    assert box is not None and round(box["height"]) == 480
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned") is None
     assert dialogs == []

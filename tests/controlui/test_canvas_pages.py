@@ -118,7 +118,7 @@ def test_message_detail_shows_badges_media_and_sandboxed_frames(user_client: Cli
         '<iframe class="canvas-frame" title="Report &lt;v2&gt;" sandbox="allow-scripts"\n'
         '              src="/__openclaw__/canvas/documents/cv_report/index.html"'
     ) in html
-    assert "height:500px;min-height:500px" in html
+    assert 'data-height="500"' in html  # applied by static/js/frame-height.js (CSP)
     assert "evil.example" not in html.split("<details")[0]  # external src dropped by default
     assert "not allowed in the dashboard" in html
 

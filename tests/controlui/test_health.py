@@ -6,8 +6,8 @@ from channels.layers import channel_layers
 pytestmark = pytest.mark.django_db
 
 
-def test_health_is_public_and_reports_both_backends(client, settings) -> None:
-    response = client.get("/api/health")
+def test_health_reports_both_backends_to_a_logged_in_user(user_client, settings) -> None:
+    response = user_client.get("/api/health")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
@@ -24,8 +24,8 @@ def test_health_is_public_and_reports_both_backends(client, settings) -> None:
     assert body["channelLayer"]["backend"] == expected_layer
 
 
-def test_health_with_in_memory_layer(client, in_memory_layer) -> None:
-    body = client.get("/api/health").json()
+def test_health_with_in_memory_layer(user_client, in_memory_layer) -> None:
+    body = user_client.get("/api/health").json()
     assert body["channelLayer"] == {
         "ok": True,
         "backend": "InMemoryChannelLayer",
@@ -35,7 +35,7 @@ def test_health_with_in_memory_layer(client, in_memory_layer) -> None:
 
 
 @pytest.mark.postgres_redis
-def test_health_with_real_redis_layer(client, settings, redis_url) -> None:
+def test_health_with_real_redis_layer(user_client, settings, redis_url) -> None:
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -44,14 +44,14 @@ def test_health_with_real_redis_layer(client, settings, redis_url) -> None:
     }
     channel_layers.backends.clear()
     try:
-        body = client.get("/api/health").json()
+        body = user_client.get("/api/health").json()
     finally:
         channel_layers.backends.clear()
     assert body["channelLayer"]["ok"] is True
     assert body["channelLayer"]["backend"] == "RedisChannelLayer"
 
 
-def test_health_reports_degraded_when_redis_is_down(client, settings) -> None:
+def test_health_reports_degraded_when_redis_is_down(user_client, settings) -> None:
     # Port 1 on loopback: nothing listens, the connection is refused at once.
     settings.CHANNEL_LAYERS = {
         "default": {
@@ -61,7 +61,7 @@ def test_health_reports_degraded_when_redis_is_down(client, settings) -> None:
     }
     channel_layers.backends.clear()
     try:
-        response = client.get("/api/health")
+        response = user_client.get("/api/health")
     finally:
         channel_layers.backends.clear()
     assert response.status_code == 503
@@ -69,3 +69,34 @@ def test_health_reports_degraded_when_redis_is_down(client, settings) -> None:
     assert body["status"] == "degraded"
     assert body["channelLayer"]["ok"] is False and body["channelLayer"]["detail"]
     assert body["database"]["ok"] is True
+
+
+def test_anonymous_health_shows_the_status_only(client) -> None:
+    response = client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_anonymous_health_hides_the_database_error_text(client, monkeypatch) -> None:
+    from controlui import health
+
+    def down():
+        return health.BackendStatus(
+            ok=False, backend="postgresql", detail='connection to "db.internal" port 5432 failed'
+        )
+
+    monkeypatch.setattr(health, "database_status", down)
+    response = client.get("/api/health")
+    assert response.status_code == 503
+    assert response.json() == {"status": "degraded"}
+    assert b"db.internal" not in response.content
+
+
+def test_health_details_for_a_bearer_token(client, user) -> None:
+    from controlui.models import ApiToken
+    from controlui.tokens import token_digest, token_generate
+
+    secret = token_generate()
+    ApiToken.objects.create(user=user, name="probe", digest=token_digest(secret), hint=secret[:8])
+    response = client.get("/api/health", headers={"Authorization": f"Bearer {secret}"})
+    assert response.json()["database"]["ok"] is True

@@ -13,7 +13,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_health_and_redirects(live) -> None:
-    assert httpx.get(live.base_url + "/api/health").json()["database"]["ok"] is True
+    assert httpx.get(live.base_url + "/api/health").json() == {"status": "ok"}
+    cookies = live.login_cookies()
+    assert httpx.get(live.base_url + "/api/health", cookies=cookies).json()["database"]["ok"]
     response = httpx.get(live.base_url + "/", follow_redirects=False)
     assert response.status_code == 302 and response.headers["location"].startswith("/login/")
     assert httpx.get(live.base_url + "/api/me").status_code == 401
@@ -34,7 +36,7 @@ def test_login_then_dashboard_and_docs(live) -> None:
 
 
 async def test_anonymous_websocket_closed_with_4401(live) -> None:
-    async with websockets.connect(live.ws_url + "/ws/ping/", origin="http://127.0.0.1") as socket:
+    async with websockets.connect(live.ws_url + "/ws/ping/", origin=live.base_url) as socket:
         with pytest.raises(websockets.ConnectionClosed) as closed:
             await asyncio.wait_for(socket.recv(), timeout=10)
     assert closed.value.rcvd.code == 4401
@@ -47,6 +49,19 @@ async def test_logged_in_websocket_is_answered(live) -> None:
     ) as socket:
         hello = json.loads(await asyncio.wait_for(socket.recv(), timeout=10))
         assert hello == {"type": "hello", "user": "live-admin"}
+
+
+async def test_same_host_other_port_origin_websocket_is_rejected(live) -> None:
+    headers = {"Cookie": live.cookie_header()}
+    port = int(live.base_url.rsplit(":", 1)[1])
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(
+            live.ws_url + "/ws/ping/",
+            origin=f"http://127.0.0.1:{port + 1}",
+            additional_headers=headers,
+        ):
+            pass
+    assert refused.value.response.status_code == 403
 
 
 async def test_foreign_origin_websocket_is_rejected(live) -> None:

@@ -84,16 +84,40 @@ def test_bad_pool_size_is_refused(tmp_path: Path, value: str, message: str) -> N
 def test_refuses_dev_secret_key_when_debug_is_off(tmp_path: Path) -> None:
     result = import_settings(tmp_path, DEBUG="0")
     assert result.returncode != 0
-    assert "refusing to start with the generated development key" in result.stderr
+    assert "refusing the generated development key while DEBUG is off" in result.stderr
 
 
 def test_starts_with_real_secret_key_when_debug_is_off(tmp_path: Path) -> None:
     result = import_settings(
-        tmp_path, DEBUG="0", SECRET_KEY="x" * 60, ALLOWED_HOSTS="control.example"
+        tmp_path,
+        DEBUG="0",
+        SECRET_KEY="k3-Qv9_pLx2mZ7rWb8nT4yHc6sJd1fGa5eUo0iRtYw-Np2Xq-h17",
+        ALLOWED_HOSTS="control.example",
     )
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values["debug"] is False and values["hosts"] == ["control.example"]
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("x", "SECRET_KEY: too short (1 characters; at least 50)"),
+        ("short-but-varied-0123456789", "SECRET_KEY: too short (27 characters"),
+        ("x" * 60, "SECRET_KEY: only 1 distinct characters"),
+        ("abab" * 20, "SECRET_KEY: only 2 distinct characters"),
+        ("django-insecure-" + "q8w7e6r5t4y3u2i1o0p9" * 3, "refusing the generated development key"),
+    ],
+    ids=["x", "short", "one-character", "two-characters", "django-insecure"],
+)
+def test_refuses_weak_secret_key_when_debug_is_off(tmp_path: Path, key: str, message: str) -> None:
+    result = import_settings(tmp_path, DEBUG="0", SECRET_KEY=key, ALLOWED_HOSTS="control.example")
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_weak_secret_key_is_fine_for_development(tmp_path: Path) -> None:
+    assert import_settings(tmp_path, DEBUG="1", SECRET_KEY="x").returncode == 0
 
 
 def test_bad_values_fail_loudly(tmp_path: Path) -> None:
