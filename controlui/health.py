@@ -22,10 +22,19 @@ class BackendStatus(Schema):
     latencyMs: float | None = None
 
 
+class WorkersStatus(Schema):
+    ok: bool
+    live: list[str]
+    queued: int
+    running: int
+    detail: str | None = None
+
+
 class HealthOut(Schema):
     status: str
     database: BackendStatus
     channelLayer: BackendStatus
+    workers: WorkersStatus | None = None
 
 
 def database_status() -> BackendStatus:
@@ -69,10 +78,32 @@ def channel_layer_status() -> BackendStatus:
 def health(request: HttpRequest) -> Status[HealthOut]:
     database = database_status()
     layer = channel_layer_status()
-    healthy = database.ok and layer.ok
+    workers = workers_status()
+    healthy = database.ok and layer.ok and (workers is None or workers.ok)
     return Status(
         200 if healthy else 503,
-        HealthOut(status="ok" if healthy else "degraded", database=database, channelLayer=layer),
+        HealthOut(
+            status="ok" if healthy else "degraded",
+            database=database,
+            channelLayer=layer,
+            workers=workers,
+        ),
+    )
+
+
+def workers_status() -> WorkersStatus | None:
+    """Live workers (heartbeats) and queue depth; None when jobs run in this process."""
+    from enrichment import jobqueue
+
+    if not jobqueue.stream_mode():
+        return None
+    status = jobqueue.queue_status()
+    return WorkersStatus(
+        ok=status.ok,
+        live=status.workers,
+        queued=status.queued,
+        running=status.running,
+        detail=status.detail,
     )
 
 

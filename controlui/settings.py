@@ -53,9 +53,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Before "channels": its ``runworker enrichment`` reads the durable job stream.
+    "enrichment",
     "channels",
     "controlui",
-    "enrichment",
 ]
 
 MIDDLEWARE = [
