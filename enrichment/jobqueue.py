@@ -28,6 +28,7 @@ import asyncio
 import json
 import time
 import uuid
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,17 +93,18 @@ def keys() -> Keys:
     return Keys(prefix())
 
 
-_clients: dict[int, aioredis.Redis] = {}
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, aioredis.Redis]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def client() -> aioredis.Redis:
     """One asyncio client per event loop (a client is bound to the loop that made it)."""
-    loop = id(asyncio.get_running_loop())
-    if loop not in _clients:
-        _clients[loop] = aioredis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=10
-        )
-    return _clients[loop]
+    per_url = _clients.setdefault(asyncio.get_running_loop(), {})
+    url = settings.REDIS_URL
+    if url not in per_url:
+        per_url[url] = aioredis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
+    return per_url[url]
 
 
 async def job_submit(
@@ -182,9 +184,13 @@ def queue_status() -> QueueStatus:
         workers = sync_client.zrangebyscore(names.workers, time.time() - HEARTBEAT_TTL, "+inf")
         length = int(sync_client.xlen(names.stream))
         try:
-            running = int(sync_client.xpending(names.stream, GROUP)["pending"])
-        except redis.ResponseError:  # no group yet: no worker ever started
-            running = 0
+            group = next(
+                g for g in sync_client.xinfo_groups(names.stream) if g["name"] == GROUP.encode()
+            )
+            running, lag = int(group["pending"]), group.get("lag")
+        except (redis.ResponseError, StopIteration):  # no group yet: no worker ever started
+            running, lag = 0, None
+        queued = int(lag) if lag is not None else max(length - running, 0)
     except (redis.RedisError, OSError) as exc:
         return QueueStatus(ok=False, workers=[], queued=0, running=0, detail=str(exc)[:200])
     finally:
@@ -193,7 +199,7 @@ def queue_status() -> QueueStatus:
     return QueueStatus(
         ok=bool(live),
         workers=live,
-        queued=max(length - running, 0),
+        queued=queued,
         running=running,
         detail=None if live else "no enrichment worker is alive (runworker enrichment)",
     )

@@ -26,6 +26,7 @@ import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import redis
@@ -105,7 +106,12 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    # A killed process its parent has not reaped yet still answers signal 0.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 class StreamWorker:
@@ -118,13 +124,13 @@ class StreamWorker:
         self.running: dict[str, asyncio.Task[None]] = {}  # entry id -> task
         self.connected_since: float | None = None
         self.stopping = asyncio.Event()
+        pre_save.connect(link_run_to_job, sender=Run, dispatch_uid="stream-worker-job")
 
     @property
     def redis(self) -> Any:
         return jobqueue.client()
 
     async def serve(self) -> None:
-        pre_save.connect(link_run_to_job, sender=Run, dispatch_uid="stream-worker-job")
         loops = [
             asyncio.create_task(self.heartbeat_loop()),
             asyncio.create_task(self.reclaim_loop()),
@@ -176,8 +182,8 @@ class StreamWorker:
             except jobqueue.REDIS_DOWN as exc:
                 self.connected_since = None
                 logger.warning("redis unreachable (%s); heartbeat paused", exc)
-            except redis.ResponseError as exc:  # stream or group lost with Redis data
-                logger.warning("heartbeat: %s", exc)
+            except Exception:  # e.g. a ResponseError: the stream was lost with Redis' data
+                logger.exception("heartbeat failed")
             await asyncio.sleep(jobqueue.HEARTBEAT_SECONDS)
 
     async def read_loop(self) -> None:
@@ -194,7 +200,7 @@ class StreamWorker:
                     block=BLOCK_MS,
                 )
                 delay = 0.1
-            except (*jobqueue.REDIS_DOWN, redis.ResponseError) as exc:
+            except Exception as exc:  # Redis down, group lost (NOGROUP), anything: retry
                 self.slots.release()
                 logger.warning("reading jobs failed (%s); retrying in %.1f s", exc, delay)
                 await asyncio.sleep(delay)
@@ -211,20 +217,29 @@ class StreamWorker:
         while True:
             await asyncio.sleep(STALE_SECONDS / 4)
             try:
-                await self.ensure_group()
-                _, entries, _ = await self.redis.xautoclaim(
-                    self.names.stream, jobqueue.GROUP, self.owner, self.stale_ms, "0-0", count=16
-                )
+                await self.reclaim_once()
             except (*jobqueue.REDIS_DOWN, redis.ResponseError) as exc:
                 logger.warning("reclaim failed: %s", exc)
-                continue
-            for entry_id, fields in entries:
-                if entry_id.decode() in self.running or fields is None:
-                    continue
-                await self.slots.acquire()
-                self.start(entry_id, fields, taken_over=True)
+            except Exception:  # the loop must outlive any surprise
+                logger.exception("reclaim failed")
 
-    def start(self, entry_id: bytes, fields: dict[bytes, bytes], *, taken_over: bool) -> None:
+    async def reclaim_once(self) -> list[asyncio.Task[None]]:
+        """Take over the entries idle longer than the stale limit; returns their tasks."""
+        await self.ensure_group()
+        _, entries, _ = await self.redis.xautoclaim(
+            self.names.stream, jobqueue.GROUP, self.owner, self.stale_ms, "0-0", count=16
+        )
+        started = []
+        for entry_id, fields in entries:
+            if entry_id.decode() in self.running or fields is None:
+                continue
+            await self.slots.acquire()
+            started.append(self.start(entry_id, fields, taken_over=True))
+        return started
+
+    def start(
+        self, entry_id: bytes, fields: dict[bytes, bytes], *, taken_over: bool
+    ) -> asyncio.Task[None]:
         key = entry_id.decode()
         job = {k.decode(): v.decode() for k, v in fields.items()}
         task = asyncio.create_task(self.handle(key, job, taken_over=taken_over))
@@ -235,6 +250,7 @@ class StreamWorker:
             self.slots.release()
 
         task.add_done_callback(done)
+        return task
 
     # --- one job -------------------------------------------------------------------
 
@@ -363,8 +379,10 @@ class StreamWorker:
             await self.redis.set(
                 names.final(job["job"]), json.dumps(frame), ex=jobqueue.KEEP_SECONDS
             )
-            await self.redis.xack(names.stream, jobqueue.GROUP, entry_id)
-            await self.redis.xdel(names.stream, entry_id)
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.xack(names.stream, jobqueue.GROUP, entry_id)
+                pipe.xdel(names.stream, entry_id)
+                await pipe.execute()
 
         await retry("storing a final frame", store_and_ack, jobqueue.REDIS_DOWN)
         await self.relay(job, frame)
