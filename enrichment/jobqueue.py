@@ -35,8 +35,10 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 from channels.exceptions import ChannelFull
+from channels.layers import get_channel_layer
 from django.conf import settings
 
+from controlui.errors import DomainError
 from enrichment import services
 
 GROUP = "enrichment-workers"
@@ -47,12 +49,20 @@ HEARTBEAT_TTL = 5.0
 KEEP_SECONDS = services.JOB_CLAIM_SECONDS
 # Beyond this many unfinished jobs new ones are refused with "busy" instead of queued.
 MAX_QUEUED_JOBS = 10_000
+# How long ``POST /api/enrich`` waits for a worker's answer.
+REST_TIMEOUT_SECONDS = 300.0
 # Errors that mean "Redis is not reachable right now" (restart, network): retry later.
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, OSError, asyncio.TimeoutError)
 
 
 class QueueUnavailable(Exception):
     """Redis did not take the job within the submit patience."""
+
+
+class WorkersUnavailable(DomainError):
+    """The workers are busy, or their run was cut short: try again later."""
+
+    status = 503
 
 
 def stream_mode() -> bool:
@@ -202,4 +212,50 @@ def queue_status() -> QueueStatus:
         queued=queued,
         running=running,
         detail=None if live else "no enrichment worker is alive (runworker enrichment)",
+    )
+
+
+async def enrichment_answer(
+    *, request: services.EnrichRequest, timeout: float = REST_TIMEOUT_SECONDS
+) -> dict[str, Any]:
+    """``POST /api/enrich``: through the job stream when a worker is alive, else here.
+
+    Through the stream the request gets the sockets' guarantee (one run, one answer, also
+    when its worker dies). With no live worker, or Redis unreachable, it runs in this
+    process as without Redis, rather than keeping the HTTP client waiting for a worker.
+    """
+    if stream_mode():
+        try:
+            workers = await live_worker_count()
+        except REDIS_DOWN:
+            workers = 0
+        if workers:
+            return await _through_workers(request, timeout)
+    return await services.enrichment_run(request=request)
+
+
+async def _through_workers(request: services.EnrichRequest, timeout: float) -> dict[str, Any]:
+    # Progress frames go to a channel nobody reads (they expire); the answer is the final.
+    reply_channel = await get_channel_layer().new_channel("rest.")
+    try:
+        job = await job_submit(request=request, request_id="rest", reply_channel=reply_channel)
+    except ChannelFull:
+        raise WorkersUnavailable("the enrichment workers are busy; try again") from None
+    except QueueUnavailable:
+        return await services.enrichment_run(request=request)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            frame = (await finals_fetch([job])).get(job)
+        except REDIS_DOWN:
+            frame = None
+        if frame is not None:
+            if frame["type"] == "result":
+                return {key: frame[key] for key in ("runId", "body", "links", "media")}
+            if frame["error"].startswith("interrupted"):
+                raise WorkersUnavailable(frame["error"])
+            raise DomainError(frame["error"])
+        await asyncio.sleep(0.2)
+    raise WorkersUnavailable(
+        f"no answer from the enrichment workers within {timeout:.0f} s (job {job} stays queued)"
     )

@@ -355,10 +355,10 @@ class StreamWorker:
             if run is None and frame["type"] == "error":
                 continue  # failed before its run existed (database gone?): run it again
             if run is not None and run[1] == Run.Outcome.RUNNING:
-                # Its last save failed (the database went away): close it here.
-                await database(
-                    run_close, job_id, Run.Outcome.ERROR, frame.get("error", "not saved")
-                )
+                # Its last save failed (the database went away): close it here, and say so.
+                error = f"enrichment failed: the database went away before run {run[0]} was saved"
+                await database(run_close, job_id, Run.Outcome.ERROR, error)
+                frame = {"type": "error", "id": request_id, "error": error}
             break
         return frame
 

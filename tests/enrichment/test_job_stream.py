@@ -7,6 +7,7 @@ afterwards, so parallel runs never meet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -63,10 +64,8 @@ async def submit(body: str, request_id: str = "r1", reply: str = "nobody") -> st
 def read_as(client: redis.Redis, consumer: str) -> list[tuple[bytes, dict]]:
     """Deliver every new entry to ``consumer`` (as a worker's XREADGROUP would)."""
     names = jobqueue.keys()
-    try:
+    with contextlib.suppress(redis.ResponseError):  # the group exists already
         client.xgroup_create(names.stream, jobqueue.GROUP, id="0", mkstream=True)
-    except redis.ResponseError:
-        pass
     reply = client.xreadgroup(jobqueue.GROUP, consumer, {names.stream: ">"}, count=100)
     return [entry for _, items in reply for entry in items]
 
@@ -154,6 +153,67 @@ async def test_the_job_of_a_live_worker_is_left_alone(job_stream) -> None:
     assert await Run.objects.acount() == 0
 
 
+# --- the database going away in the middle of a job --------------------------------------
+
+
+def job_fields(job: str, body: str, request_id: str = "r1") -> dict[str, str]:
+    return {
+        "job": job,
+        "id": request_id,
+        "reply_channel": "nobody",
+        "request": json.dumps(EnrichRequest(body=body).to_json()),
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_job_that_failed_before_its_run_existed_is_run_again(
+    job_stream, summarizer, monkeypatch
+) -> None:
+    from django.db import OperationalError
+
+    from enrichment import services
+    from enrichment.stream_worker import StreamWorker
+
+    real_load, calls = services.config_load, []
+
+    def flaky_load():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_load()
+
+    monkeypatch.setattr(services, "config_load", flaky_load)
+    frame = await StreamWorker().run(job_fields("job-db-1", "see http://127.0.0.1/again"))
+
+    assert frame["type"] == "result" and len(calls) == 2
+    assert [run.outcome async for run in Run.objects.filter(job="job-db-1")] == ["success"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_run_whose_last_save_failed_is_closed_and_the_answer_says_why(
+    job_stream, summarizer, monkeypatch
+) -> None:
+    from django.db import OperationalError
+
+    from enrichment import services
+    from enrichment.stream_worker import StreamWorker
+
+    def broken_finish(**kwargs):
+        raise OperationalError("terminating connection due to administrator command")
+
+    monkeypatch.setattr(services, "run_finish", broken_finish)
+    frame = await StreamWorker().run(job_fields("job-db-2", "see http://127.0.0.1/lost"))
+
+    run = await Run.objects.aget(job="job-db-2")  # one run, not retried into a second
+    assert run.outcome == "error" and run.finished_at is not None
+    assert frame == {
+        "type": "error",
+        "id": "r1",
+        "error": f"enrichment failed: the database went away before run {run.pk} was saved",
+    }
+    assert run.error == frame["error"]
+
+
 # --- the socket: finals fetched, in-flight released, "queued, no worker" ----------------
 
 
@@ -199,9 +259,7 @@ async def test_socket_gets_stored_finals_and_frees_its_in_flight_slots(job_strea
 
 
 @pytest.mark.django_db
-def test_health_degrades_without_a_live_worker_and_reports_queue_depth(
-    client, job_stream
-) -> None:
+def test_health_degrades_without_a_live_worker_and_reports_queue_depth(client, job_stream) -> None:
     names = jobqueue.keys()
     for number in range(3):
         job_stream.xadd(names.stream, {"job": f"j{number}"})
@@ -292,6 +350,41 @@ def test_killed_worker_jobs_are_answered_once_by_the_other(tmp_path, redis_url) 
             assert "running" not in outcomes.values()
             for frame in interrupted:
                 assert outcomes[frame["id"]] == "interrupted"
+    finally:
+        client = redis.Redis.from_url(redis_url)
+        for key in client.scan_iter(match=f"{prefix}*"):
+            client.delete(key)
+
+
+@pytest.mark.slow
+def test_rest_enrich_runs_in_a_worker_when_one_is_alive(tmp_path, redis_url) -> None:
+    import httpx
+
+    from tests.live import live_server
+
+    prefix = f"rest{uuid.uuid4().hex[:8]}"
+    env = {"REDIS_URL": redis_url, "CHANNEL_LAYER_PREFIX": prefix}
+    try:
+        with live_server(tmp_path, extra_env=env, workers=1) as server:
+            server.manage("shell", "-c", STORE_SUMMARIZER)
+            token = server.manage("create_api_token", "live-user").stdout.strip()
+            worker = server.extra_processes[0]
+            deadline = time.monotonic() + 30
+            while httpx.get(server.base_url + "/api/health").json()["status"] != "ok":
+                assert time.monotonic() < deadline, "the worker never became live"
+                time.sleep(0.3)
+            response = httpx.post(
+                server.base_url + "/api/enrich",
+                json={"body": "rest http://127.0.0.1/rest"},
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=60,
+            )
+            assert response.status_code == 200, response.text
+            body = response.json()
+            assert "Summary of http://127.0.0.1/rest" in body["body"]
+            output = server.manage("shell", "-c", RUNS.replace("run.outcome", "run.owner")).stdout
+            owners = [line.split()[2] for line in output.splitlines() if line.startswith("RUN ")]
+            assert owners == [f"{HOST}:{worker.pid}"]  # run by the worker, not by daphne
     finally:
         client = redis.Redis.from_url(redis_url)
         for key in client.scan_iter(match=f"{prefix}*"):
