@@ -389,3 +389,75 @@ def test_rest_enrich_runs_in_a_worker_when_one_is_alive(tmp_path, redis_url) -> 
         client = redis.Redis.from_url(redis_url)
         for key in client.scan_iter(match=f"{prefix}*"):
             client.delete(key)
+
+
+@pytest.mark.slow
+def test_worker_and_sockets_ride_out_a_redis_restart(tmp_path) -> None:
+    """A private redis-server (never the shared one) is restarted under a live socket."""
+    import shutil
+
+    from tests.live import free_port, live_server
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    command = [
+        "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path),
+        "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+    ]  # fmt: skip
+
+    def start_redis() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if redis.Redis(port=port).ping():
+                    return process
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "private redis did not start"
+                time.sleep(0.1)
+
+    redis_process = start_redis()
+    try:
+        env = {"REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        with live_server(tmp_path, extra_env=env, workers=1) as server:
+            server.manage("shell", "-c", STORE_SUMMARIZER)
+            worker = server.extra_processes[0]
+            cookie = server.cookie_header()
+
+            async def scenario() -> list[dict]:
+                nonlocal redis_process
+                async with websockets.connect(
+                    server.ws_url + "/ws/enrich/",
+                    origin=server.base_url,
+                    additional_headers={"Cookie": cookie},
+                ) as ws:
+                    for request_id in ("before", "during"):
+                        body = f"{request_id} http://127.0.0.1/{request_id}/slow"
+                        frame = {"type": "enrich", "id": request_id, "message": {"body": body}}
+                        await ws.send(json.dumps(frame))
+                        if request_id == "before":
+                            await asyncio.sleep(0.5)
+                            redis_process.terminate()  # mid-run: AOF keeps the stream
+                            redis_process.wait(timeout=30)
+                    await asyncio.sleep(2)  # "during" waits in daphne for Redis to return
+                    redis_process = start_redis()
+                    finals = []
+                    while len(finals) < 2:
+                        frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=90))
+                        if frame["type"] != "progress":
+                            finals.append(frame)
+                    return finals
+
+            finals = asyncio.run(scenario())
+            assert {(frame["id"], frame["type"]) for frame in finals} == {
+                ("before", "result"),
+                ("during", "result"),
+            }
+            assert worker.poll() is None  # reconnected instead of exiting
+            output = server.manage("shell", "-c", RUNS).stdout
+            runs = [line.split()[1:] for line in output.splitlines() if line.startswith("RUN ")]
+            assert sorted(runs) == [["before", "success"], ["during", "success"]]
+    finally:
+        redis_process.terminate()
+        redis_process.wait(timeout=30)
