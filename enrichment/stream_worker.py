@@ -45,6 +45,7 @@ SLOTS = 32
 STALE_SECONDS = 8.0
 BLOCK_MS = 1000
 MAX_ATTEMPTS = 3
+LOCAL_SILENCE_SECONDS = 60.0
 T = TypeVar("T")
 
 # The job the current task runs; ``link_run_to_job`` writes it into the new run row, in the
@@ -282,16 +283,19 @@ class StreamWorker:
 
     def claimant_alive(self, claimant: str, beats: dict[str, float]) -> bool:
         host, _, pid = claimant.rpartition(":")
-        if host == socket.gethostname() and pid.isdigit():
-            return _pid_alive(int(pid))  # on this machine the kernel knows for sure
-        # Elsewhere trust heartbeats, but only once ours have flowed for a full TTL (after
-        # a Redis restart everybody's last beat is old).
+        local = host == socket.gethostname() and pid.isdigit()
+        if local and not _pid_alive(int(pid)):
+            return False  # on this machine the kernel knows for sure
+        # Otherwise trust heartbeats, but only once ours have flowed for a full TTL (after
+        # a Redis restart everybody's last beat is old). A live local pid without a beat
+        # for a minute is a reused pid, not our worker.
         if (
             self.connected_since is None
             or time.monotonic() - self.connected_since < jobqueue.HEARTBEAT_TTL
         ):
             return True
-        return beats.get(claimant, 0.0) > time.time() - jobqueue.HEARTBEAT_TTL
+        silence = LOCAL_SILENCE_SECONDS if local else jobqueue.HEARTBEAT_TTL
+        return beats.get(claimant, 0.0) > time.time() - silence
 
     async def take_over(self, job: dict[str, str], *, claimant: str) -> dict[str, Any] | None:
         """An entry idle too long, claimed by ``claimant``: answer it once, or leave it."""
