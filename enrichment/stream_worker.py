@@ -189,10 +189,13 @@ class StreamWorker:
 
     async def read_loop(self) -> None:
         delay = 0.1
+        group_ready = False
         while True:
             await self.slots.acquire()
             try:
-                await self.ensure_group()
+                if not group_ready:  # once, and again after Redis lost it (NOGROUP)
+                    await self.ensure_group()
+                    group_ready = True
                 reply = await self.redis.xreadgroup(
                     jobqueue.GROUP,
                     self.owner,
@@ -202,6 +205,7 @@ class StreamWorker:
                 )
                 delay = 0.1
             except Exception as exc:  # Redis down, group lost (NOGROUP), anything: retry
+                group_ready = False
                 self.slots.release()
                 logger.warning("reading jobs failed (%s); retrying in %.1f s", exc, delay)
                 await asyncio.sleep(delay)
@@ -310,7 +314,7 @@ class StreamWorker:
         if self.claimant_alive(claimant, beats):
             return None  # still being run; its owner acknowledges it
         job_id, request_id = job["job"], job["id"]
-        stored = await jobqueue_final(self, job_id)
+        stored = await stored_final(job_id)
         if stored is not None:
             return stored  # finished, only the acknowledgement was lost
         run = await database(run_of_job, job_id)
@@ -392,7 +396,7 @@ class StreamWorker:
         await self.relay(job, frame)
 
 
-async def jobqueue_final(worker: StreamWorker, job: str) -> dict[str, Any] | None:
+async def stored_final(job: str) -> dict[str, Any] | None:
     found = await retry("final frame", lambda: jobqueue.finals_fetch([job]), jobqueue.REDIS_DOWN)
     return found.get(job)
 
