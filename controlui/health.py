@@ -24,10 +24,19 @@ class BackendStatus(Schema):
     latencyMs: float | None = None
 
 
+class WorkersStatus(Schema):
+    ok: bool
+    live: list[str]
+    queued: int
+    running: int
+    detail: str | None = None
+
+
 class HealthOut(Schema):
     status: str
     database: BackendStatus
     channelLayer: BackendStatus
+    workers: WorkersStatus | None = None
 
 
 class PublicHealthOut(Schema):
@@ -89,14 +98,31 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
     """``{status}`` for anyone; logged-in callers (session or token) also get each backend."""
     database = database_status()
     layer = channel_layer_status()
-    healthy = database.ok and layer.ok
+    workers = workers_status()
+    healthy = database.ok and layer.ok and (workers is None or workers.ok)
     status = "ok" if healthy else "degraded"
     body: HealthOut | PublicHealthOut = (
-        HealthOut(status=status, database=database, channelLayer=layer)
+        HealthOut(status=status, database=database, channelLayer=layer, workers=workers)
         if _authenticated(request)
         else PublicHealthOut(status=status)
     )
     return Status(200 if healthy else 503, body)
+
+
+def workers_status() -> WorkersStatus | None:
+    """Live workers (heartbeats) and queue depth; None when jobs run in this process."""
+    from enrichment import jobqueue
+
+    if not jobqueue.stream_mode():
+        return None
+    status = jobqueue.queue_status()
+    return WorkersStatus(
+        ok=status.ok,
+        live=status.workers,
+        queued=status.queued,
+        running=status.running,
+        detail=status.detail,
+    )
 
 
 class MeOut(Schema):

@@ -60,12 +60,13 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Before "channels": its ``runworker enrichment`` reads the durable job stream.
+    "enrichment",
     "channels",
     # ninja serves its Swagger UI from our static files (else from a CDN, which the CSP refuses).
     "ninja",
     "axes",
     "controlui",
-    "enrichment",
 ]
 
 MIDDLEWARE = [

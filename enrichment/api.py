@@ -15,7 +15,7 @@ from controlui.plumbing.errors import InvalidInput, PayloadTooLarge
 from controlui.plumbing.json_guard import JsonInputError, parse_json
 from controlui.plumbing.keyset import MAX_PAGE_SIZE
 from controlui.plumbing.permissions import require_staff
-from enrichment import selectors, services
+from enrichment import jobqueue, selectors, services
 from enrichment.config_store import config_document
 from enrichment.exports import export_response
 from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url, system_resolve
@@ -90,7 +90,7 @@ def enrich(request: HttpRequest, payload: EnrichIn) -> dict[str, Any]:
     whole body is capped by ``DATA_UPLOAD_MAX_MEMORY_SIZE``, so big files go to
     ``POST /api/enrich/upload``); ``mime`` and ``name`` are optional.
     """
-    return async_to_sync(services.enrichment_run)(request=services.request_from_schema(payload))
+    return async_to_sync(jobqueue.enrichment_answer)(request=services.request_from_schema(payload))
 
 
 @router.post("/enrich/upload", response=EnrichOut, tags=["enrichment"])

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.exceptions import ChannelFull
@@ -11,14 +14,21 @@ from pydantic import ValidationError
 
 from controlui.plumbing.consumers import AuthenticatedJsonConsumer
 from controlui.plumbing.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
-from enrichment import services
+from enrichment import jobqueue, services
 from enrichment.schemas import EnrichIn
+
+logger = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 1024 * 1024
 # Frames whose message.attachments carry base64 ``data`` may be this large (SPEC §10).
 MAX_ATTACHMENT_FRAME_BYTES = 25 * 1024 * 1024
 MAX_IN_FLIGHT = 32
 DECISIONS_GROUP = services.DECISIONS_GROUP
+# How often a socket looks for stored final frames of its queued jobs (see jobqueue).
+POLL_SECONDS = 1.0
+# A job nobody has started after this long, with no worker alive, gets a "queued" notice.
+NOTICE_AFTER_SECONDS = 2.0
+QUEUED_NO_WORKER = "Queued: no enrichment worker is running; the request runs when one starts."
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -52,13 +62,37 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
     """Many requests may be in flight on one socket; each gets progress frames then a result.
 
     Without Redis the pipeline runs here, as a task per request. With Redis the job goes to
-    the ``enrichment`` worker channel and the worker's frames come back through
-    ``enrich_frame`` on this consumer's own channel.
+    the durable job stream (``enrichment.jobqueue``) and the worker's frames come back
+    through ``enrich_frame`` on this consumer's own channel; a watcher task also fetches
+    stored final frames, so an answer the channel layer lost still arrives.
     """
 
     async def on_authenticated(self) -> None:
-        self.in_flight: set[str] = set()
+        # request id -> job id (None for jobs handed over in process).
+        self.in_flight: dict[str, str | None] = {}
+        self.submitted: dict[str, float] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.watcher: asyncio.Task[None] | None = None
+
+    @property
+    def channel_receive(self) -> Callable[[], Awaitable[dict[str, Any]]]:
+        return self._channel_receive
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        # Channels sets this once per socket; a Redis restart would make it raise and close
+        # every socket, so wait for Redis instead (the watcher delivers finals meanwhile).
+        async def patient_receive() -> dict[str, Any]:
+            delay = 0.1
+            while True:
+                try:
+                    return await receive()
+                except jobqueue.REDIS_DOWN as exc:
+                    logger.warning("channel layer unreachable (%s); retrying", exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+
+        self._channel_receive = patient_receive
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -121,8 +155,11 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
         except ValidationError as exc:
             await self.send_error(request_id, validation_message(exc))
             return
-        self.in_flight.add(request_id)
         request = services.request_from_schema(message)
+        if jobqueue.stream_mode():
+            await self.submit(request_id, request)
+            return
+        self.in_flight[request_id] = None
         if services.workers_enabled():
             try:
                 await services.enrichment_dispatch(
@@ -130,7 +167,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
                 )
             except ChannelFull:
                 # Every worker is far behind: say so instead of dropping the socket.
-                self.in_flight.discard(request_id)
+                self.in_flight.pop(request_id, None)
                 await self.send_error(request_id, "the enrichment workers are busy; try again")
             return
         task = asyncio.create_task(self.enrich_here(request_id, request))
@@ -147,13 +184,77 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             )
         )
 
+    async def submit(self, request_id: str, request: services.EnrichRequest) -> None:
+        """Queue one job on the stream; a refusal is an error frame, never silence."""
+        try:
+            job = await jobqueue.job_submit(
+                request=request, request_id=request_id, reply_channel=self.channel_name
+            )
+        except ChannelFull:
+            await self.send_error(request_id, "the enrichment workers are busy; try again")
+            return
+        except jobqueue.QueueUnavailable:
+            await self.send_error(
+                request_id, "the job queue (Redis) is unavailable; nothing was run, try again"
+            )
+            return
+        self.in_flight[request_id] = job
+        self.submitted[request_id] = time.monotonic()
+        if self.watcher is None or self.watcher.done():
+            self.watcher = asyncio.create_task(self.watch())
+
+    async def watch(self) -> None:
+        """While jobs are in flight: deliver stored finals, say when no worker is there."""
+        noticed: set[str] = set()
+        while self.in_flight:
+            await asyncio.sleep(POLL_SECONDS)
+            jobs = {job: rid for rid, job in self.in_flight.items() if job is not None}
+            try:
+                finals = await jobqueue.finals_fetch(list(jobs))
+                for job, frame in finals.items():
+                    await self.enrich_frame({"frame": frame, "job": job})
+                now = time.monotonic()
+                waiting = [
+                    job
+                    for job, rid in jobs.items()
+                    if job not in finals
+                    and rid not in noticed
+                    and now - self.submitted.get(rid, now) > NOTICE_AFTER_SECONDS
+                ]
+                started = await jobqueue.claims_fetch(waiting)
+                waiting = [job for job in waiting if job not in started]
+                if waiting and await jobqueue.live_worker_count() == 0:
+                    for job in waiting:
+                        noticed.add(jobs[job])
+                        await self.send_json(
+                            {
+                                "type": "progress",
+                                "id": jobs[job],
+                                "stage": "queued",
+                                "text": QUEUED_NO_WORKER,
+                            }
+                        )
+            except jobqueue.REDIS_DOWN as exc:
+                logger.info("job watcher: redis unreachable (%s)", exc)
+
     async def enrich_frame(self, event: dict[str, Any]) -> None:
-        """A progress, result or error frame relayed from a Redis worker."""
-        await self.send_frame(event["frame"])
+        """A progress, result or error frame relayed from a worker (or fetched, if final).
+
+        A final frame counts once: repeats (relayed and fetched, or a redelivered job) and
+        frames of a job this socket no longer waits for are dropped.
+        """
+        frame = event["frame"]
+        job = event.get("job")
+        if job is not None and self.in_flight.get(frame["id"], job) != job:
+            return
+        if frame["type"] != "progress" and frame["id"] not in self.in_flight:
+            return
+        await self.send_frame(frame)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         if frame["type"] in ("result", "error"):
-            self.in_flight.discard(frame["id"])
+            self.in_flight.pop(frame["id"], None)
+            self.submitted.pop(frame["id"], None)
         await self.send_json(frame)
 
     async def send_error(self, request_id: str | None, error: str) -> None:
@@ -161,6 +262,8 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
 
     async def disconnect(self, code: int) -> None:
         tasks = list(getattr(self, "tasks", ()))
+        if getattr(self, "watcher", None) is not None:
+            tasks.append(self.watcher)
         for task in tasks:
             task.cancel()
         # Wait for them: each cancelled run records itself as interrupted on the way out.

@@ -208,6 +208,12 @@ class Run(models.Model):
     owner = models.CharField(
         max_length=200, blank=True, help_text="host:pid of the process running it."
     )
+    job = models.CharField(
+        max_length=64,
+        blank=True,
+        db_index=True,
+        help_text="Id of the worker job that ran it (empty when run in the web process).",
+    )
 
     objects = RunQuerySet.as_manager()
 

@@ -240,9 +240,12 @@ def run_summary(run: Run) -> dict[str, Any]:
 async def decision_broadcast(run: Run) -> None:
     layer = get_channel_layer()
     if layer is not None:
-        await layer.group_send(
-            DECISIONS_GROUP, {"type": "decision.recorded", "run": run_summary(run)}
-        )
+        try:
+            await layer.group_send(
+                DECISIONS_GROUP, {"type": "decision.recorded", "run": run_summary(run)}
+            )
+        except Exception as exc:  # the live feed is best effort: a stored run stays a success
+            logger.warning("run %s not pushed to the live feed: %s", run.pk, exc)
 
 
 async def enrichment_run(

@@ -7,6 +7,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_health_reports_both_backends_to_a_logged_in_user(user_client, settings) -> None:
+    # Jobs in this process: no worker to require (tests/enrichment/test_job_stream.py has
+    # the health of the worker pool).
+    settings.ENRICHMENT_USE_WORKERS = False
     response = user_client.get("/api/health")
     assert response.status_code == 200
     body = response.json()

@@ -56,7 +56,7 @@ def private_redis_url(redis_url: str) -> Iterator[str]:
     else:
         pytest.skip("no empty Redis database to use")
     yield url
-    for pattern in ("asgi*", "controlui*"):
+    for pattern in ("asgi*", "controlui*", "live*"):
         for key in client.scan_iter(match=pattern):
             client.delete(key)
 

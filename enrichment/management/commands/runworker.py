@@ -1,0 +1,28 @@
+"""``manage.py runworker enrichment``: the enrichment worker, on the Redis Stream when there is one.
+
+Any other channel (and ``enrichment`` without a Redis channel layer) is served by Channels'
+own ``runworker``, which this command extends; ``enrichment`` is listed before ``channels``
+in ``INSTALLED_APPS`` so that this one answers to the name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.management.commands.runworker import Command as ChannelsRunworker
+
+from enrichment import jobqueue
+from enrichment.startup import recover_interrupted_runs
+
+
+class Command(ChannelsRunworker):
+    help = "Run enrichment jobs (Redis Stream consumer group) or serve other worker channels."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["channels"] == ["enrichment"] and jobqueue.stream_mode():
+            from enrichment.stream_worker import serve_forever
+
+            recover_interrupted_runs()
+            serve_forever()
+            return
+        super().handle(*args, **options)
