@@ -26,7 +26,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlui.errors import DomainError, InvalidInput
-from enrichment.config_store import config_document, config_write
+from enrichment.config_store import config_document
+from enrichment.config_versions import config_replace_versioned, version_for_snapshot
 from enrichment.media_glue import media_records, media_run
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config import Config, ConfigError, effective_links_config
@@ -143,6 +144,7 @@ def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
         agent_id=request.agent_id or "",
         original_body=request.body,
         config_snapshot=snapshot,
+        config_version=version_for_snapshot(snapshot),
         owner=_owner(),
     )
 
@@ -394,14 +396,20 @@ async def job_claim(job: str) -> bool:
     return bool(await cache.aadd(f"enrichment-job:{job}", 1, timeout=JOB_CLAIM_SECONDS))
 
 
-def config_replace(*, document: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a whole config document and make it the stored config, atomically.
+def config_replace(
+    *,
+    document: Mapping[str, Any],
+    source: str = "command",
+    author: str = "",
+    note: str = "",
+    base_version: int | None = None,
+) -> dict[str, Any]:
+    """Validate a whole config document and make it the stored config, atomically, as a
+    new config version (``config_versions``).
 
-    Nothing is written when any part is invalid; the error lists every path at fault.
+    Nothing is written when any part is invalid (the error lists every path at fault) or
+    when ``base_version`` is no longer the latest version (409).
     """
-    try:
-        parse_config(document)
-    except ConfigError as exc:
-        raise InvalidInput("Invalid configuration.", [str(issue) for issue in exc.errors]) from None
-    config_write(document=document)
-    return config_document()
+    return config_replace_versioned(
+        document=document, source=source, author=author, note=note, base_version=base_version
+    ).document
