@@ -8,8 +8,9 @@ the same pure functions a real run uses (``effective_links_config`` for the per-
 merge, ``evaluate_scope``, ``extract_links``, ``check_url``, ``entry_argv``), and the two
 decisions are compared at the level a dry run can know:
 
-- the gate: ``disabled``, ``scope-deny``, ``no-links``, ``skipped`` (no CLI would start), or
-  ``run`` (CLIs would start; whether they print something cannot be known without them);
+- the gate: ``disabled``, ``scope-deny``, ``no-links``, ``skipped`` (no CLI would start),
+  ``run`` (CLIs would start; whether they print something cannot be known without them), or
+  ``unknown`` (no URL surely allowed, and one depends on a DNS answer nobody recorded);
 - the matched scope rule;
 - per URL, blocked or allowed and why — DNS answers come from the run's own record, else
   from the newest other run in the window that resolved the same host, else the verdict is
@@ -208,7 +209,10 @@ def predicted_decision(
     own = address_book([run])
     context = run.context()
     verdicts = tuple(_url_verdict(url, links, context, policy, own, book) for url in found)
-    gate = "skipped" if all(v.blocked is True for v in verdicts) else "run"
+    if any(v.blocked is False for v in verdicts):
+        gate = "run"
+    else:  # nothing surely allowed: a host without a recorded answer leaves it open
+        gate = "unknown" if any(v.blocked is None for v in verdicts) else "skipped"
     return RunDecision(gate, scope.matched_rule, verdicts, media)
 
 
@@ -345,6 +349,8 @@ def describe(kind: str, count: int) -> str:
     """``"41 runs would become scope-deny"`` for ``("outcome:scope-deny", 41)``."""
     runs = "run" if count == 1 else "runs"
     urls = "URL" if count == 1 else "URLs"
+    if kind == "outcome:unknown":
+        return f"{count} {runs} cannot be judged without a DNS lookup"
     if kind.startswith("outcome:"):
         return f"{count} {runs} would become {kind.removeprefix('outcome:')}"
     if kind.startswith("media:"):

@@ -1,0 +1,190 @@
+"""Dry run glue: validate the proposed document and the window, load the window's recorded
+runs (three queries per chunk), hand them to the pure evaluator (``pipeline.dryrun``).
+
+Nothing here starts a process, fetches or resolves: the evaluator only sees recorded rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from controlui.errors import InvalidInput
+from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.pipeline.config import Config, ConfigError
+from enrichment.pipeline.config_parser import parse_config
+from enrichment.pipeline.decisions import SSRF_COMMAND
+from enrichment.pipeline.dryrun import (
+    DryRunReport,
+    RecordedRun,
+    RecordedUrl,
+    address_book,
+    dry_run,
+    link_scan_text,
+)
+
+MAX_WINDOW_RUNS = 10_000
+DEFAULT_WINDOW_RUNS = 1_000
+MAX_WINDOW_DAYS = 90
+AFFECTED_LIMIT = 200
+CHUNK = 1_000
+# Runs whose link decision is complete; running/error/interrupted ones decided nothing.
+DECIDED = ("success", "skipped", "disabled", "scope-deny", "no-links")
+
+
+@dataclass(frozen=True)
+class Window:
+    last_runs: int = DEFAULT_WINDOW_RUNS
+    days: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lastRuns": self.last_runs, "days": self.days}
+
+
+def parse_window(raw: object) -> Window:
+    """``{"lastRuns": 1000}`` and/or ``{"days": 7}``; anything else is a 422 naming it."""
+    if raw is None:
+        return Window()
+    if not isinstance(raw, Mapping):
+        raise InvalidInput('window: must be an object like {"lastRuns": 1000, "days": 7}')
+    unknown = sorted(set(raw) - {"lastRuns", "days"})
+    if unknown:
+        raise InvalidInput(f"window.{unknown[0]}: unknown key (use lastRuns and/or days)")
+    last_runs = raw.get("lastRuns", DEFAULT_WINDOW_RUNS)
+    if isinstance(last_runs, bool) or not isinstance(last_runs, int):
+        raise InvalidInput(f"window.lastRuns: must be a whole number, got {last_runs!r}")
+    if not 1 <= last_runs <= MAX_WINDOW_RUNS:
+        raise InvalidInput(f"window.lastRuns: must be between 1 and {MAX_WINDOW_RUNS}")
+    days = raw.get("days")
+    if days is not None:
+        if isinstance(days, bool) or not isinstance(days, int | float):
+            raise InvalidInput(f"window.days: must be a number, got {days!r}")
+        if not 0 < days <= MAX_WINDOW_DAYS:
+            raise InvalidInput(f"window.days: must be more than 0 and at most {MAX_WINDOW_DAYS}")
+    return Window(last_runs, days)
+
+
+def proposed_config(document: object) -> Config:
+    if not isinstance(document, Mapping):
+        raise InvalidInput("config: must be a whole config document (an object)")
+    try:
+        return parse_config(document)
+    except ConfigError as exc:
+        raise InvalidInput("Invalid configuration.", [str(i) for i in exc.errors]) from None
+
+
+def window_run_ids(window: Window) -> list[int]:
+    runs = Run.objects.filter(outcome__in=DECIDED)
+    if window.days is not None:
+        runs = runs.filter(created_at__gte=timezone.now() - timedelta(days=window.days))
+    return list(runs.history_order().values_list("id", flat=True)[: window.last_runs])
+
+
+def recorded_runs(run_ids: list[int]) -> list[RecordedRun]:
+    """The runs ``run_ids`` (kept in that order) as the evaluator sees them."""
+    runs = {
+        row[0]: row
+        for row in Run.objects.filter(id__in=run_ids).values_list(
+            "id",
+            "outcome",
+            "matched_rule",
+            "channel",
+            "chat_type",
+            "session_key",
+            "agent_id",
+            "message_id",
+            "original_body",
+            "enriched_body",
+            "media",
+        )
+    }
+    urls: dict[int, list[tuple[Any, ...]]] = {}
+    url_rows = UrlDecision.objects.filter(run_id__in=run_ids).order_by("run_id", "position")
+    for row in url_rows.values_list(
+        "id", "run_id", "url", "blocked", "reason", "addresses", "chosen_position", "summary"
+    ):
+        urls.setdefault(row[1], []).append(row)
+    url_ids = [row[0] for rows in urls.values() for row in rows]
+    attempts: dict[int, list[tuple[str, list[str], str]]] = {}
+    attempt_rows = Attempt.objects.filter(url_decision_id__in=url_ids).order_by(
+        "url_decision_id", "position"
+    )
+    for url_id, command, argv, outcome in attempt_rows.values_list(
+        "url_decision_id", "command", "argv", "outcome"
+    ):
+        attempts.setdefault(url_id, []).append((command, argv, outcome))
+    return [_recorded(runs[pk], urls.get(pk, []), attempts) for pk in run_ids if pk in runs]
+
+
+def _recorded(
+    row: tuple[Any, ...],
+    url_rows: list[tuple[Any, ...]],
+    attempts: dict[int, list[tuple[str, list[str], str]]],
+) -> RecordedRun:
+    pk, outcome, rule, channel, chat_type, key, agent, message, original, enriched, media = row
+    recorded_urls = []
+    for url_id, _run, url, blocked, reason, addresses, chosen, summary in url_rows:
+        tried = [item for item in attempts.get(url_id, []) if item[0] != SSRF_COMMAND or item[1]]
+        source = tried[chosen][0] if chosen is not None and chosen < len(tried) else None
+        recorded_urls.append(
+            RecordedUrl(
+                url=url,
+                blocked=blocked,
+                reason=reason or None,
+                addresses=tuple(addresses or ()),
+                argvs=tuple(tuple(argv) for _command, argv, _outcome in tried),
+                succeeded=any(item[2] == "success" for item in tried),
+                summary=summary,
+                source=source,
+            )
+        )
+    media_records = [
+        (str(item.get("capability")), str(item.get("outcome")))
+        for item in (media or [])
+        if isinstance(item, Mapping)
+    ]
+    return RecordedRun(
+        run_id=pk,
+        outcome=outcome,
+        matched_rule=rule,
+        channel=channel,
+        chat_type=chat_type,
+        session_key=key,
+        agent_id=agent,
+        message_id=message,
+        link_text=link_scan_text(original, enriched, bool(media_records), recorded_urls),
+        urls=tuple(recorded_urls),
+        media=tuple(media_records),
+    )
+
+
+def dry_run_steps(config: Config, window: Window) -> Iterator[tuple[int, int, DryRunReport]]:
+    """Evaluate chunk by chunk, yielding ``(done, total, report so far)`` after each."""
+    run_ids = window_run_ids(window)
+    runs = [
+        run
+        for start in range(0, len(run_ids), CHUNK)
+        for run in recorded_runs(run_ids[start : start + CHUNK])
+    ]
+    book = address_book(runs)
+    report = DryRunReport()
+    if not runs:
+        yield 0, 0, report
+    for start in range(0, len(runs), CHUNK):
+        dry_run(config, runs[start : start + CHUNK], book=book, report=report)
+        yield report.evaluated, len(runs), report
+
+
+def dry_run_result(report: DryRunReport, window: Window) -> dict[str, Any]:
+    return {"window": window.to_dict(), **report.to_dict(AFFECTED_LIMIT)}
+
+
+def config_dry_run(*, document: object, window: object) -> dict[str, Any]:
+    """The whole dry run in one call (``POST /api/config/dry-run``)."""
+    config, parsed_window = proposed_config(document), parse_window(window)
+    *_, (_done, _total, report) = dry_run_steps(config, parsed_window)
+    return dry_run_result(report, parsed_window)
