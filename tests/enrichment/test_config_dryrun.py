@@ -14,7 +14,7 @@ from asgiref.sync import async_to_sync
 
 from enrichment import config_dryrun, services
 from enrichment.models import Run
-from enrichment.pipeline.dryrun import chain_agrees, recorded_decision
+from enrichment.pipeline.dryrun import recorded_decision
 from enrichment.pipeline.runner import CommandResult
 
 DNS = {
