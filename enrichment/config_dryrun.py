@@ -6,7 +6,7 @@ Nothing here starts a process, fetches or resolves: the evaluator only sees reco
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,7 +22,6 @@ from enrichment.pipeline.dryrun import (
     DryRunReport,
     RecordedRun,
     RecordedUrl,
-    address_book,
     dry_run,
     link_scan_text,
 )
@@ -162,21 +161,14 @@ def _recorded(
     )
 
 
-def dry_run_steps(config: Config, window: Window) -> Iterator[tuple[int, int, DryRunReport]]:
-    """Evaluate chunk by chunk, yielding ``(done, total, report so far)`` after each."""
+def window_runs(window: Window) -> list[RecordedRun]:
+    """The window's decided runs, newest first, loaded ``CHUNK`` at a time."""
     run_ids = window_run_ids(window)
-    runs = [
+    return [
         run
         for start in range(0, len(run_ids), CHUNK)
         for run in recorded_runs(run_ids[start : start + CHUNK])
     ]
-    book = address_book(runs)
-    report = DryRunReport()
-    if not runs:
-        yield 0, 0, report
-    for start in range(0, len(runs), CHUNK):
-        dry_run(config, runs[start : start + CHUNK], book=book, report=report)
-        yield report.evaluated, len(runs), report
 
 
 def dry_run_result(report: DryRunReport, window: Window) -> dict[str, Any]:
@@ -186,5 +178,5 @@ def dry_run_result(report: DryRunReport, window: Window) -> dict[str, Any]:
 def config_dry_run(*, document: object, window: object) -> dict[str, Any]:
     """The whole dry run in one call (``POST /api/config/dry-run``)."""
     config, parsed_window = proposed_config(document), parse_window(window)
-    *_, (_done, _total, report) = dry_run_steps(config, parsed_window)
+    report = dry_run(config, window_runs(parsed_window))
     return dry_run_result(report, parsed_window)
