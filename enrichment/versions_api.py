@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Body, Router, Schema
-from pydantic import ConfigDict, Field
+from ninja import Router, Schema
+from pydantic import ConfigDict, Field, ValidationError
 
 from controlui.api_helpers import require_staff
+from controlui.errors import InvalidInput
 from controlui.keyset import DEFAULT_PAGE_SIZE
 from enrichment import config_dryrun, config_versions
 
@@ -102,7 +103,7 @@ def version_detail(request: HttpRequest, number: int) -> dict[str, Any]:
     }
 
 
-@router.get("/config/versions/{old}/diff/{new}", response=DiffOut, by_alias=True)
+@router.get("/config/versions/{old}/diff/{new}", response=DiffOut, by_alias=True, exclude_none=True)
 def version_diff(request: HttpRequest, old: int, new: int) -> dict[str, Any]:
     """What changes going from version ``old`` to version ``new`` (either order)."""
     changes = config_versions.version_diff(old=old, new=new)
@@ -114,15 +115,23 @@ def version_diff(request: HttpRequest, old: int, new: int) -> dict[str, Any]:
     }
 
 
-@router.post("/config/versions/{number}/restore", response=RestoreOut)
-def version_restore(
-    request: HttpRequest, number: int, payload: Body[RestoreIn | None] = None
-) -> dict[str, Any]:
+@router.post(
+    "/config/versions/{number}/restore",
+    response=RestoreOut,
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {"application/json": {"schema": RestoreIn.model_json_schema()}},
+        }
+    },
+)
+def version_restore(request: HttpRequest, number: int) -> dict[str, Any]:
     """Make version ``number`` the stored config again (staff): validated and replaced
-    atomically like ``PUT /api/config``, recorded as a new version. ``baseVersion`` (or
-    ``If-Match``) makes a config that moved on since a 409."""
+    atomically like ``PUT /api/config``, recorded as a new version. Optional body
+    ``{"note", "baseVersion"}``; a base version (or ``If-Match``) makes a config that moved
+    on since a 409."""
     require_staff(request)
-    payload = payload or RestoreIn()
+    payload = _restore_payload(request.body)
     base = config_versions.parse_base_version(
         request.headers.get("If-Match")
         or (str(payload.baseVersion) if payload.baseVersion is not None else None)
@@ -137,6 +146,19 @@ def version_restore(
         else None,
         "config": result.document,
     }
+
+
+def _restore_payload(body: bytes) -> RestoreIn:
+    if not body.strip():
+        return RestoreIn()
+    try:
+        return RestoreIn.model_validate_json(body)
+    except ValidationError as exc:
+        errors = [
+            ".".join(str(part) for part in error["loc"]) + f": {error['msg']}"
+            for error in exc.errors()
+        ]
+        raise InvalidInput("Invalid restore request.", errors or ["body: not JSON"]) from None
 
 
 @router.post("/config/dry-run")
