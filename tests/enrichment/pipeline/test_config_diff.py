@@ -86,9 +86,10 @@ CASES = [
     (
         agents({"id": "a", "tools": {"links": {"scope": {"rules": [R0]}}}}),
         agents({"id": "a"}),
-        ['agents.list[0].tools: removed {"links": {"scope": {"rules": [' + (
-            '{"action": "deny", "match": {"channel": "slack"}}]}}}'
-        )],
+        [
+            'agents.list[0].tools: removed {"links": {"scope": {"rules": ['
+            + ('{"action": "deny", "match": {"channel": "slack"}}]}}}')
+        ],
         "agents.list[0].tools removed",
     ),
     (
@@ -136,8 +137,8 @@ def test_long_summaries_are_cut():
 
 
 def test_a_hostile_document_diffs_without_error():
-    old = {"a": [[1, [2]], {"id": 1}, {"id": 1}], "b\n\"c": None}
-    new = {"a": [[1, [3]], {"id": 1}], "b\n\"c": "x"}
+    old = {"a": [[1, [2]], {"id": 1}, {"id": 1}], 'b\n"c': None}
+    new = {"a": [[1, [3]], {"id": 1}], 'b\n"c': "x"}
     paths = [change.path for change in diff_documents(old, new)]
     assert 'b\\n\\"c' in "".join(paths)
     assert "a[0][1][0]" in paths
