@@ -319,7 +319,9 @@ class AffectedRun:
     def to_dict(self) -> dict[str, Any]:
         return {
             "runId": self.run_id,
-            "changes": [describe(kind, 1) for kind in dict.fromkeys(self.changes)],
+            "changes": [
+                describe(kind, 1).removeprefix("1 run ") for kind in dict.fromkeys(self.changes)
+            ],
             "before": self.before.to_dict(),
             "after": self.after.to_dict(),
         }
