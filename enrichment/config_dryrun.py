@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from controlui.errors import InvalidInput
@@ -76,18 +77,25 @@ def proposed_config(document: object) -> Config:
         raise InvalidInput("Invalid configuration.", [str(i) for i in exc.errors]) from None
 
 
-def window_run_ids(window: Window) -> list[int]:
+def window_runs_query(window: Window) -> QuerySet[Run]:
     runs = Run.objects.filter(outcome__in=DECIDED)
     if window.days is not None:
         runs = runs.filter(created_at__gte=timezone.now() - timedelta(days=window.days))
-    return list(runs.history_order().values_list("id", flat=True)[: window.last_runs])
+    return runs.history_order()
 
 
-def recorded_runs(run_ids: list[int]) -> list[RecordedRun]:
-    """The runs ``run_ids`` (kept in that order) as the evaluator sees them."""
-    runs = {
+def recorded_runs(runs: QuerySet[Run] | list[int]) -> list[RecordedRun]:
+    """The given runs (a newest-first query, or ids kept in their order) as the evaluator
+    sees them: three queries, the URL and attempt rows selected by a subquery."""
+    if isinstance(runs, list):
+        order: list[int] = runs
+        ids: Any = runs
+    else:
+        order = list(runs.values_list("id", flat=True))
+        ids = runs.values("id")
+    rows = {
         row[0]: row
-        for row in Run.objects.filter(id__in=run_ids).values_list(
+        for row in Run.objects.filter(id__in=ids).values_list(
             "id",
             "outcome",
             "matched_rule",
@@ -102,21 +110,20 @@ def recorded_runs(run_ids: list[int]) -> list[RecordedRun]:
         )
     }
     urls: dict[int, list[tuple[Any, ...]]] = {}
-    url_rows = UrlDecision.objects.filter(run_id__in=run_ids).order_by("run_id", "position")
+    url_rows = UrlDecision.objects.filter(run_id__in=ids).order_by("run_id", "position")
     for row in url_rows.values_list(
         "id", "run_id", "url", "blocked", "reason", "addresses", "chosen_position", "summary"
     ):
         urls.setdefault(row[1], []).append(row)
-    url_ids = [row[0] for rows in urls.values() for row in rows]
     attempts: dict[int, list[tuple[str, list[str], str]]] = {}
-    attempt_rows = Attempt.objects.filter(url_decision_id__in=url_ids).order_by(
+    attempt_rows = Attempt.objects.filter(url_decision__run_id__in=ids).order_by(
         "url_decision_id", "position"
     )
     for url_id, command, argv, outcome in attempt_rows.values_list(
         "url_decision_id", "command", "argv", "outcome"
     ):
         attempts.setdefault(url_id, []).append((command, argv, outcome))
-    return [_recorded(runs[pk], urls.get(pk, []), attempts) for pk in run_ids if pk in runs]
+    return [_recorded(rows[pk], urls.get(pk, []), attempts) for pk in order if pk in rows]
 
 
 def _recorded(
@@ -162,13 +169,8 @@ def _recorded(
 
 
 def window_runs(window: Window) -> list[RecordedRun]:
-    """The window's decided runs, newest first, loaded ``CHUNK`` at a time."""
-    run_ids = window_run_ids(window)
-    return [
-        run
-        for start in range(0, len(run_ids), CHUNK)
-        for run in recorded_runs(run_ids[start : start + CHUNK])
-    ]
+    """The window's decided runs, newest first."""
+    return recorded_runs(window_runs_query(window)[: window.last_runs])
 
 
 def dry_run_result(report: DryRunReport, window: Window) -> dict[str, Any]:

@@ -182,7 +182,7 @@ def _window_from(data: Any) -> dict[str, Any]:
 
 async def _stream(config: Config, window: config_dryrun.Window) -> AsyncIterator[str]:
     runs = await sync_to_async(config_dryrun.window_runs)(window)
-    book = address_book(runs)
+    book = await sync_to_async(address_book, thread_sensitive=False)(runs)
     report = DryRunReport()
     yield json.dumps({"type": "progress", "done": 0, "total": len(runs)}) + "\n"
     for start in range(0, len(runs), config_dryrun.CHUNK):

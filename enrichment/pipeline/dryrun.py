@@ -25,6 +25,7 @@ Fields the decision log does not keep (``SenderName``, ``Provider`` apart from t
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,11 +165,24 @@ def _recorded_media_gate(outcome: str) -> str:
 AddressBook = Mapping[str, tuple[str, ...]]
 
 
-def url_host(url: str) -> str | None:
+@functools.lru_cache(maxsize=65_536)
+def _scheme_and_host(url: str) -> tuple[str, str] | None:
     try:
-        return normalize_hostname(ada_url.URL(url).hostname)
+        parsed = ada_url.URL(url)
+        return parsed.protocol, normalize_hostname(parsed.hostname)
     except (ValueError, UnicodeError):
         return None
+
+
+def url_host(url: str) -> str | None:
+    parsed = _scheme_and_host(url)
+    return parsed[1] if parsed else None
+
+
+# (scheme, host, recorded answer) → (blocked or None when unknown, reason). After parsing,
+# ``check_url`` depends on nothing else (for one policy), so a dry run judges each host
+# and answer once, however many URLs point at it.
+VerdictCache = dict[tuple[str, str, tuple[str, ...] | None], tuple[bool | None, str | None]]
 
 
 def address_book(runs: Iterable[RecordedRun]) -> dict[str, tuple[str, ...]]:
@@ -187,7 +201,11 @@ def address_book(runs: Iterable[RecordedRun]) -> dict[str, tuple[str, ...]]:
 
 
 def predicted_decision(
-    config: Config, run: RecordedRun, book: AddressBook, media_config: Callable[[str], Any]
+    config: Config,
+    run: RecordedRun,
+    book: AddressBook,
+    media_config: Callable[[str], Any],
+    cache: VerdictCache | None = None,
 ) -> RunDecision:
     """What ``config`` would decide for the recorded message (nothing is run or resolved)."""
     links = effective_links_config(config, run.agent_id or None)
@@ -208,7 +226,8 @@ def predicted_decision(
         return RunDecision("skipped", scope.matched_rule, listed, media)
     own = address_book([run])
     context = run.context()
-    verdicts = tuple(_url_verdict(url, links, context, policy, own, book) for url in found)
+    cache = {} if cache is None else cache
+    verdicts = tuple(_url_verdict(url, links, context, policy, own, book, cache) for url in found)
     if any(v.blocked is False for v in verdicts):
         gate = "run"
     else:  # nothing surely allowed: a host without a recorded answer leaves it open
@@ -223,23 +242,38 @@ def _url_verdict(
     policy: SsrfPolicy,
     own: AddressBook,
     book: AddressBook,
+    cache: VerdictCache,
 ) -> UrlVerdict:
-    unknown: list[str] = []
+    parsed = _scheme_and_host(url)
+    answer = None if parsed is None else own.get(parsed[1], book.get(parsed[1]))
+    key = None if parsed is None else (parsed[0], parsed[1], answer)
+    judged = cache.get(key) if key is not None else None
+    if judged is None:
+        judged = _judge(url, policy, answer)
+        if key is not None:
+            cache[key] = judged
+    blocked, reason = judged
+    if blocked:
+        return UrlVerdict(url, True, reason, ())
+    argvs = tuple(entry_argv(entry, context, url) for entry in links.models)
+    return UrlVerdict(url, blocked, reason, argvs)
+
+
+def _judge(
+    url: str, policy: SsrfPolicy, answer: tuple[str, ...] | None
+) -> tuple[bool | None, str | None]:
+    asked: list[str] = []
 
     def recorded_answer(host: str) -> list[str]:
-        answer = own.get(host, book.get(host))
-        if answer is None:
-            unknown.append(host)
-            return []
-        return list(answer)
+        asked.append(host)
+        return list(answer or ())
 
     verdict = check_url(url, policy, recorded_answer)
-    if unknown:
-        argvs = tuple(entry_argv(entry, context, url) for entry in links.models)
-        return UrlVerdict(url, None, UNKNOWN_REASON, argvs)
+    if asked and answer is None:
+        return None, UNKNOWN_REASON
     if verdict.blocked:
-        return UrlVerdict(url, True, verdict.reason or "blocked", ())
-    return UrlVerdict(url, False, None, tuple(entry_argv(e, context, url) for e in links.models))
+        return True, verdict.reason or "blocked"
+    return False, None
 
 
 def _predicted_media(run: RecordedRun, media: Any) -> tuple[tuple[str, str], ...]:
@@ -382,9 +416,10 @@ def dry_run(
     report = report if report is not None else DryRunReport()
     book = address_book(runs) if book is None else book
     media = media_config_for(config)
+    cache: VerdictCache = {}
     for run in runs:
         before = recorded_decision(run)
-        after = predicted_decision(config, run, book, media)
+        after = predicted_decision(config, run, book, media, cache)
         kinds = compare(before, after)
         report.evaluated += 1
         if kinds:
