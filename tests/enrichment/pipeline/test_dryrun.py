@@ -11,11 +11,11 @@ from enrichment.pipeline.dryrun import (
     RecordedRun,
     RecordedUrl,
     chain_agrees,
-    describe,
     dry_run,
     link_scan_text,
     recorded_decision,
 )
+from enrichment.pipeline.dryrun_report import describe
 from enrichment.pipeline.envelope import LinkOutput, format_link_body
 
 MODEL = {"type": "cli", "command": "sum", "args": ["{{LinkUrl}}"]}
