@@ -12,6 +12,7 @@ NAVIGATION: tuple[tuple[str, str], ...] = (
     ("Tool access", "tool-access"),
     ("Rich preview", "render-preview"),
     ("Messages", "messages"),
+    ("Config history", "config-history"),
 )
 
 

@@ -3,13 +3,21 @@
 from django.urls import path
 
 from controlui.rich import views as canvas_views
-from enrichment import tool_views
+from enrichment import config_views, tool_views
 from enrichment import views as enrichment_views
 
 urlpatterns: list = [
     path("decisions/", enrichment_views.decision_history, name="decisions"),
     path("decisions/<int:run_id>/", enrichment_views.decision_detail, name="decision-detail"),
     path("explain/", enrichment_views.explain, name="explain"),
+    path("config/history/", config_views.config_history, name="config-history"),
+    path("config/versions/<int:number>/", config_views.config_version, name="config-version"),
+    path(
+        "config/versions/<int:number>/restore/",
+        config_views.config_restore,
+        name="config-restore",
+    ),
+    path("config/preview/<int:config_id>/", config_views.config_preview, name="config-preview"),
     path("tools/", tool_views.tool_access, name="tool-access"),
     path("render/", canvas_views.render_preview, name="render-preview"),
     path("messages/", canvas_views.message_list, name="messages"),

@@ -15,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
+from enrichment.admin_versions import VersionedAdminMixin, VersionedFormMixin
 from enrichment.config_store import FETCH_FIELDS, LINK_FIELDS, SSRF_FLAGS
 from enrichment.models import (
     Agent,
@@ -172,13 +173,13 @@ class AgentInlineForm(AgentScalarsMixin):
         fields = ("position", "agent_id")  # the inline's fields add the rest
 
 
-class EnrichmentConfigForm(CoreScalarsMixin, OpenClawBlocksFormMixin):
+class EnrichmentConfigForm(VersionedFormMixin, CoreScalarsMixin, OpenClawBlocksFormMixin):
     class Meta:
         model = EnrichmentConfig
         fields = ("media", "tool_policy")  # the admin's fieldsets add the rest
 
 
-class AgentForm(AgentScalarsMixin, OpenClawBlocksFormMixin):
+class AgentForm(VersionedFormMixin, AgentScalarsMixin, OpenClawBlocksFormMixin):
     class Meta:
         model = Agent
         fields = ("position", "media", "tool_policy")  # the admin's fields add the rest
@@ -277,12 +278,13 @@ class RenumberingAdmin(admin.ModelAdmin):
 
 
 @admin.register(EnrichmentConfig)
-class EnrichmentConfigAdmin(RenumberingAdmin):
+class EnrichmentConfigAdmin(VersionedAdminMixin, RenumberingAdmin):
     list_display = ("name", "is_active", "updated_at", "test_link")
+    change_form_template = "admin/enrichment/enrichmentconfig/change_form.html"
     form = EnrichmentConfigForm
     inlines = [ScopeRuleInline, LinkModelInline, AgentInline]
     fieldsets = [
-        (None, {"fields": ("name", "is_active", "test_link")}),
+        (None, {"fields": ("name", "is_active", "test_link", "change_note", "base_version")}),
         (
             "Link understanding (tools.links)",
             {
@@ -338,7 +340,7 @@ class EnrichmentConfigAdmin(RenumberingAdmin):
 
 
 @admin.register(Agent)
-class AgentAdmin(RenumberingAdmin):
+class AgentAdmin(VersionedAdminMixin, RenumberingAdmin):
     list_display = ("agent_id", "config", "override_scope", "override_models")
     form = AgentForm
     inlines = [ScopeRuleInline, LinkModelInline]
@@ -355,6 +357,8 @@ class AgentAdmin(RenumberingAdmin):
         "override_models",
         "media",
         "tool_policy",
+        "change_note",
+        "base_version",
     )
 
 

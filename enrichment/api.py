@@ -6,7 +6,7 @@ import dataclasses
 from typing import Annotated, Any
 
 from asgiref.sync import async_to_sync
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from ninja import Body, File, Form, Router
 from ninja.files import UploadedFile
 from pydantic import Field, ValidationError
@@ -15,7 +15,7 @@ from controlui.plumbing.errors import InvalidInput, PayloadTooLarge
 from controlui.plumbing.json_guard import JsonInputError, parse_json
 from controlui.plumbing.keyset import MAX_PAGE_SIZE
 from controlui.plumbing.permissions import require_staff
-from enrichment import jobqueue, selectors, services
+from enrichment import config_versions, jobqueue, selectors, services
 from enrichment.config_store import config_document
 from enrichment.exports import export_response
 from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url, system_resolve
@@ -176,14 +176,35 @@ def decision_detail(
 
 
 @router.get("/config", tags=["config"])
-def config_get(request: HttpRequest) -> dict[str, Any]:
-    """The stored config in OpenClaw's shape."""
+def config_get(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
+    """The stored config in OpenClaw's shape; the ``ETag`` header is its version number
+    (send it back as ``If-Match`` on ``PUT``)."""
+    response["ETag"] = f'"{config_versions.latest_number()}"'
     return config_document()
 
 
 @router.put("/config", tags=["config"])
-def config_put(request: HttpRequest, document: Body[dict[str, Any]]) -> dict[str, Any]:
+def config_put(
+    request: HttpRequest,
+    response: HttpResponse,
+    document: Body[dict[str, Any]],
+    baseVersion: int | None = None,  # noqa: N803 - the query parameter's public name
+    note: str = "",
+) -> dict[str, Any]:
     """Replace the whole config (staff). Keys left out return to their defaults; on any
-    validation error nothing changes and the 422 lists every path at fault."""
+    validation error nothing changes and the 422 lists every path at fault. With a base
+    version (``If-Match: "3"`` or ``?baseVersion=3``) a config that moved on since is a 409
+    naming that version; an accepted change becomes a new config version."""
     require_staff(request)
-    return services.config_replace(document=document)
+    base = config_versions.parse_base_version(
+        request.headers.get("If-Match") or (str(baseVersion) if baseVersion is not None else None)
+    )
+    stored = services.config_replace(
+        document=document,
+        source="api",
+        author=request.user.get_username(),
+        note=note,
+        base_version=base,
+    )
+    response["ETag"] = f'"{config_versions.latest_number()}"'
+    return stored

@@ -47,7 +47,10 @@ def active_config() -> EnrichmentConfig:
                 is_active=True, defaults={"name": "default"}
             )
             if created:
+                from enrichment.config_versions import version_record
+
                 config = config_write(document=default_document())
+                version_record(source="install", author="install")
     return config
 
 

@@ -169,6 +169,39 @@ class LinkModel(models.Model):
         return " ".join([self.command, *map(str, self.args or [])])
 
 
+class ConfigVersion(models.Model):
+    """One accepted change of the stored config: immutable, numbered 1, 2, 3 ….
+
+    ``document`` is the JSON text of the whole OpenClaw-shaped config exactly as
+    ``GET /api/config`` returned it after the change (text, not jsonb: PostgreSQL's jsonb
+    reorders keys, and a rollback must give back the very same bytes).
+    """
+
+    class Source(models.TextChoices):
+        MIGRATION = "migration"
+        INSTALL = "install"
+        ADMIN = "admin"
+        API = "api"
+        IMPORT = "import"
+        RESTORE = "restore"
+        COMMAND = "command"
+
+    number = models.PositiveIntegerField(unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    author = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    note = models.CharField(max_length=500, blank=True)
+    restored_from = models.PositiveIntegerField(null=True, blank=True)
+    document = models.TextField()
+
+    class Meta:
+        ordering = ["-number"]
+        indexes = [models.Index(fields=["-created_at", "-id"], name="configversion_history")]
+
+    def __str__(self) -> str:
+        return f"v{self.number}"
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     def history_order(self) -> RunQuerySet:
         return self.order_by("-created_at", "-id")
@@ -202,6 +235,9 @@ class Run(models.Model):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     url_count = models.PositiveSmallIntegerField(default=0)
     config_snapshot = models.JSONField(default=dict, blank=True)
+    config_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Number of the config version the run ran under."
+    )
     media = models.JSONField(default=list, blank=True)
     # Records of stages without storage of their own, by stage name (enrichment/stages).
     stage_records = models.JSONField(default=dict, blank=True)

@@ -24,8 +24,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
-from enrichment.config_limits import config_column_problems
-from enrichment.config_store import config_document, config_write
+from enrichment.config_store import config_document
+from enrichment.config_versions import config_replace_versioned, version_for_snapshot
 from enrichment.linkcli import fetch_environment
 from enrichment.models import Run
 from enrichment.pipeline.config.model import Config, ConfigError
@@ -144,6 +144,7 @@ def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
         agent_id=request.agent_id or "",
         original_body=storable_text(request.body),
         config_snapshot=snapshot,
+        config_version=version_for_snapshot(snapshot),
         owner=_owner(),
     )
 
@@ -340,17 +341,20 @@ async def job_claim(job: str) -> bool:
     return bool(await cache.aadd(f"enrichment-job:{job}", 1, timeout=JOB_CLAIM_SECONDS))
 
 
-def config_replace(*, document: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a whole config document and make it the stored config, atomically.
+def config_replace(
+    *,
+    document: Mapping[str, Any],
+    source: str = "command",
+    author: str = "",
+    note: str = "",
+    base_version: int | None = None,
+) -> dict[str, Any]:
+    """Validate a whole config document and make it the stored config, atomically, as a
+    new config version (``config_versions``).
 
-    Nothing is written when any part is invalid; the error lists every path at fault.
+    Nothing is written when any part is invalid (the error lists every path at fault) or
+    when ``base_version`` is no longer the latest version (409).
     """
-    try:
-        parse_config(document)
-    except ConfigError as exc:
-        raise InvalidInput("Invalid configuration.", [str(issue) for issue in exc.errors]) from None
-    too_big = config_column_problems(document)
-    if too_big:
-        raise InvalidInput("Invalid configuration.", too_big)
-    config_write(document=document)
-    return config_document()
+    return config_replace_versioned(
+        document=document, source=source, author=author, note=note, base_version=base_version
+    ).document

@@ -45,7 +45,12 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS("valid; nothing stored (--dry-run)"))
             return
         try:
-            stored = config_replace(document=document)
+            stored = config_replace(
+                document=document,
+                source="import",
+                author="import_openclaw_config",
+                note=f"imported from {options['file']}"[:500],
+            )
         except InvalidInput as exc:
             raise CommandError(invalid_message(exc.errors or [exc.detail])) from None
         links = stored.get("tools", {}).get("links", {})

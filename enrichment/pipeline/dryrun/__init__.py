@@ -1,0 +1,1 @@
+"""Dry run: what a proposed config would decide for recorded runs, without running anything."""
