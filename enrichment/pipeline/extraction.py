@@ -1,9 +1,10 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-HTML goes through trafilatura (main content only: navigation, sidebars, comments and footers
-are dropped), after hidden elements were removed so text a browser would never show cannot
-smuggle instructions in. When trafilatura finds nothing, a plain HTML-to-text pass runs on the
-cleaned page. A result that is empty or only repeats the title counts as no content.
+HTML goes through two main-content extractors (``extract/``: trafilatura and resiliparse;
+navigation, sidebars and footers are dropped), after hidden elements were removed so text a
+browser would never show cannot smuggle instructions in; the one kept per page is chosen by how
+much the two agree (``extract/choose.py``). When both find nothing, a plain HTML-to-text pass
+runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -23,18 +24,21 @@ from typing import Literal
 
 import charset_normalizer
 import lxml.html
-import trafilatura
 from lxml import etree
-from trafilatura.settings import use_config
+
+from enrichment.pipeline.extract.candidates import resiliparse_candidate, trafilatura_candidate
+from enrichment.pipeline.extract.choose import choose_candidate
 
 ExtractMode = Literal["markdown", "text"]
-Extractor = Literal["trafilatura", "raw-html", "cf-markdown", "json", "raw"]
+Extractor = Literal["trafilatura", "resiliparse", "raw-html", "cf-markdown", "json", "raw"]
 
 NO_READABLE_CONTENT = "no readable content"
 # Fewer words than this once the title is removed means "nothing readable" (title-only pages,
 # cookie walls, JS shells whose body is "Loading...").
 MIN_CONTENT_WORDS = 3
 _HEADLINE_SEARCH_LINES = 6
+# Main content shorter than this (in words) is retried with <noscript> content shown.
+NOSCRIPT_RETRY_WORDS = 50
 
 _HIDDEN_TAGS = (
     "template",
@@ -52,6 +56,12 @@ _HIDDEN_TAGS = (
 )
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
+)
+# "d-none d-md-block" (Bootstrap) or "hidden lg:flex" (Tailwind): hidden on a phone, shown
+# from some width up. A desktop browser shows it, so it is content, not a hiding trick.
+_RESPONSIVE_SHOWN_CLASS = re.compile(
+    r"^(?:d-(?:sm|md|lg|xl|xxl)-|(?:[a-z0-9-]+:)+)"
+    r"(?:block|flex|grid|inline|inline-block|inline-flex|table|table-cell|table-row|contents)$"
 )
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
@@ -122,13 +132,18 @@ def extract_html(
     mode: ExtractMode = "markdown",
     base_url: str | None = None,
 ) -> ExtractedContent:
-    """Main content of an HTML page; trafilatura first, a plain text pass as the fallback."""
+    """Main content of an HTML page: the chosen extractor, a plain text pass as the fallback."""
     html = body if isinstance(body, str) else decode_body(body, content_type, html=True)
     tree = _clean_tree(html)
     title = _page_title(html)
     headline = _headline(tree) or title
-    extractor: Extractor = "trafilatura"
-    text = _trafilatura_text(tree, mode=mode, base_url=base_url)
+    extractor, text = _main_content(tree, mode=mode, base_url=base_url)
+    if len(_words(text)) < NOSCRIPT_RETRY_WORDS and "<noscript" in html.lower():
+        # A page whose content is rendered by script often serves the same content inside
+        # <noscript> for clients without JavaScript (which a fetcher is): read that view.
+        retried = _main_content(_clean_tree(html, keep_noscript=True), mode=mode, base_url=base_url)
+        if len(_words(retried[1])) > len(_words(text)):
+            extractor, text = retried
     if not _has_content(text, title):
         extractor = "raw-html"
         text = _plain_text(html)
@@ -181,44 +196,29 @@ def _sniff_media_type(body: bytes) -> str:
     return "text/plain"
 
 
-def _trafilatura_config() -> ConfigParser:
-    config = use_config()
-    # trafilatura's own timeout uses SIGALRM, which only works in the main thread.
-    config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")
-    return config
-
-
-_CONFIG = _trafilatura_config()
-
-
-def _trafilatura_text(
+def _main_content(
     tree: lxml.html.HtmlElement | None, *, mode: ExtractMode, base_url: str | None
-) -> str:
+) -> tuple[Extractor, str]:
     if tree is None:
-        return ""
-    markdown = mode == "markdown"
-    result = trafilatura.extract(
-        tree,
-        url=base_url,
-        output_format="markdown" if markdown else "txt",
-        include_comments=False,
-        include_tables=True,
-        include_links=markdown,
-        include_formatting=markdown,
-        include_images=False,
-        favor_recall=True,
-        deduplicate=False,
-        config=_CONFIG,
-    )
-    return result or ""
+        return "trafilatura", ""
+    # Serialised before trafilatura runs: it prunes the tree it is given in place.
+    cleaned_html = lxml.html.tostring(tree, encoding="unicode")
+    first = trafilatura_candidate(tree, mode=mode, base_url=base_url)
+    second = resiliparse_candidate(cleaned_html, mode=mode)
+    if choose_candidate(first, second).source == "resiliparse":
+        return "resiliparse", second
+    return "trafilatura", first
 
 
-def _clean_tree(html: str) -> lxml.html.HtmlElement | None:
-    """Parse and drop hidden elements (notes A6 step 1)."""
+def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElement | None:
+    """Parse and drop hidden elements (notes A6 step 1); optionally show <noscript> content."""
     try:
         tree = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
         return None
+    if keep_noscript:
+        for element in tree.iter("noscript"):
+            element.tag = "div"
     for element in list(tree.iter(etree.Comment)):
         _drop(element)
     doomed = [element for element in tree.iter() if _is_hidden(element)]
@@ -239,7 +239,10 @@ def _is_hidden(element: etree._Element) -> bool:
     if tag == "input" and attributes.get("type", "").lower() == "hidden":
         return True
     classes = set(attributes.get("class", "").lower().split())
-    return bool(classes & _HIDDEN_CLASSES) or bool(
+    hidden_by_class = bool(classes & _HIDDEN_CLASSES) and not any(
+        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
+    )
+    return hidden_by_class or bool(
         _HIDDEN_STYLE.search(attributes.get("style", ""))
     )
 
