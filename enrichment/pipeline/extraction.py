@@ -67,7 +67,7 @@ _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
     r"|font-size\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$)|clip-path\s*:\s*inset\(\s*(?:100|50)%"
     r"|clip\s*:\s*rect\(\s*0(?:px)?\s*,?\s*0|transform\s*:\s*scale\(\s*0\s*\)"
-    r"|text-indent\s*:\s*-\d{3,}|(?:left|top)\s*:\s*-\d{3,}",
+    r"|text-indent\s*:\s*-\d{3,}|(?<![\w-])(?:left|top)\s*:\s*-\d{3,}",
     re.IGNORECASE,
 )
 _BLOCK_TAGS = frozenset(
@@ -221,10 +221,40 @@ def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElem
             element.tag = "div"
     for element in list(tree.iter(etree.Comment)):
         _drop(element)
+    # Elements that never render (script, style...) go first, so the page's word count used
+    # by the reveal-wrapper rule below counts only text a reader could see.
+    never_rendered = [element for element in tree.iter() if _never_rendered(element)]
+    for element in never_rendered:
+        _drop(element)
     doomed = [element for element in tree.iter() if _is_hidden(element)]
-    for element in doomed:
+    for element in _without_reveal_wrappers(tree, doomed):
         _drop(element)
     return tree
+
+
+def _never_rendered(element: etree._Element) -> bool:
+    return isinstance(element.tag, str) and element.tag.lower() in _HIDDEN_TAGS
+
+
+def _without_reveal_wrappers(
+    tree: lxml.html.HtmlElement, doomed: list[etree._Element]
+) -> list[etree._Element]:
+    """Keep hidden elements that hold most of the page's text.
+
+    Pages that fade in, or stream their content in hidden blocks that a script reveals, hide
+    the whole content until JavaScript runs (``<div style="opacity:0">`` around everything).
+    Text smuggled in for a model is a small part of a visible page; a hidden block holding at
+    least half of the page's words is the page itself. Tag-hidden elements (script, style...)
+    stay removed whatever their size.
+    """
+    if not doomed:
+        return doomed
+    page_words = len(tree.text_content().split())
+    return [
+        element
+        for element in doomed
+        if _never_rendered(element) or 2 * len(element.text_content().split()) < page_words
+    ]
 
 
 def _is_hidden(element: etree._Element) -> bool:
