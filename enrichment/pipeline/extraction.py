@@ -226,10 +226,35 @@ def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElem
     never_rendered = [element for element in tree.iter() if _never_rendered(element)]
     for element in never_rendered:
         _drop(element)
-    doomed = [element for element in tree.iter() if _is_hidden(element)]
+    panels = _disclosure_panel_ids(tree)
+    doomed = [
+        element
+        for element in tree.iter()
+        if _is_hidden(element) and not _is_disclosure_panel(element, panels)
+    ]
     for element in _without_reveal_wrappers(tree, doomed):
         _drop(element)
     return tree
+
+
+def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
+    """Ids named by ``aria-controls``: panels a tab, accordion header or button opens."""
+    return frozenset(
+        name for value in tree.xpath("//@aria-controls") for name in str(value).split()
+    )
+
+
+def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> bool:
+    """A collapsed tab or accordion panel: hidden until the reader clicks, still content.
+
+    Only panels that the page itself declares (``role="tabpanel"`` or the target of an
+    ``aria-controls``) count, so a bare ``display:none`` block is still removed.
+    """
+    if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
+        return False
+    if element.get("role", "").strip().lower() == "tabpanel":
+        return True
+    return element.get("id", "") in panel_ids
 
 
 def _never_rendered(element: etree._Element) -> bool:
