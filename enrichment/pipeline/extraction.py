@@ -63,6 +63,8 @@ _RESPONSIVE_SHOWN_CLASS = re.compile(
     r"^(?:d-(?:sm|md|lg|xl|xxl)-|(?:[a-z0-9-]+:)+)"
     r"(?:block|flex|grid|inline|inline-block|inline-flex|table|table-cell|table-row|contents)$"
 )
+_FADE_STYLE = re.compile(r"opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)|visibility\s*:\s*hidden", re.I)
+_DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
     r"|font-size\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$)|clip-path\s*:\s*inset\(\s*(?:100|50)%"
@@ -264,13 +266,13 @@ def _never_rendered(element: etree._Element) -> bool:
 def _without_reveal_wrappers(
     tree: lxml.html.HtmlElement, doomed: list[etree._Element]
 ) -> list[etree._Element]:
-    """Keep hidden elements that hold most of the page's text.
+    """Keep fade-in wrappers: transparent or invisible blocks that hold most of the page.
 
-    Pages that fade in, or stream their content in hidden blocks that a script reveals, hide
-    the whole content until JavaScript runs (``<div style="opacity:0">`` around everything).
-    Text smuggled in for a model is a small part of a visible page; a hidden block holding at
-    least half of the page's words is the page itself. Tag-hidden elements (script, style...)
-    stay removed whatever their size.
+    Pages that fade in (or hide until their fonts load) wrap the whole content in
+    ``<div style="opacity:0">`` or ``visibility:hidden`` until a script reveals it. Text
+    smuggled in for a model is a small part of a visible page; a transparent block holding at
+    least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
+    hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
     """
     if not doomed:
         return doomed
@@ -278,8 +280,20 @@ def _without_reveal_wrappers(
     return [
         element
         for element in doomed
-        if _never_rendered(element) or 2 * len(element.text_content().split()) < page_words
+        if not _is_fade_in(element) or 2 * len(element.text_content().split()) < page_words
     ]
+
+
+def _is_fade_in(element: etree._Element) -> bool:
+    if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
+        return False
+    attributes = element.attrib
+    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
+        return False
+    if set(attributes.get("class", "").lower().split()) & _HIDDEN_CLASSES:
+        return False
+    style = attributes.get("style", "")
+    return bool(_FADE_STYLE.search(style)) and not _DISPLAY_NONE.search(style)
 
 
 def _is_hidden(element: etree._Element) -> bool:

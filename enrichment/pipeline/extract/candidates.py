@@ -1,8 +1,8 @@
 """The two candidate extractions of one cleaned HTML page.
 
 ``trafilatura_candidate`` keeps trafilatura's default precision/recall balance (its
-``favor_recall`` mode pulls in navigation and related-article teasers on real pages) and
-keeps comments, so the replies of a forum thread stay with the question.
+``favor_recall`` mode pulls in navigation and related-article teasers on real pages); reader
+comments under an article stay out (the posts of a forum thread are its main content).
 ``resiliparse_candidate`` is resiliparse's main-content text: it drops boilerplate by block
 (navigation, footers, sidebars) rather than by picking one subtree, so pages whose content is
 spread over many sibling blocks (threads, listings, product pages) keep more of it.
@@ -24,6 +24,9 @@ from resiliparse.parse.html import HTMLTree
 from trafilatura.settings import use_config
 
 CandidateMode = Literal["markdown", "text"]
+# A line of at most this many words that occurs this often is a per-item control.
+CHROME_MAX_WORDS = 4
+CHROME_MIN_REPEATS = 3
 
 
 def _trafilatura_config() -> ConfigParser:
@@ -45,7 +48,7 @@ def trafilatura_candidate(
         tree,
         url=base_url,
         output_format="markdown" if markdown else "txt",
-        include_comments=True,
+        include_comments=False,
         include_tables=True,
         include_links=markdown,
         include_formatting=markdown,
@@ -70,4 +73,26 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     )
     if mode == "markdown":
         text = text.replace("\u2022 ", "- ")
-    return str(text)
+    return drop_repeated_chrome(str(text))
+
+
+def drop_repeated_chrome(text: str) -> str:
+    r"""Drop short lines that repeat three times or more: per-item buttons, not content.
+
+    Block-level extraction keeps the controls under every post or item ("Quote Like
+    Report", "Add to cart", "Read more"); a line that short recurring that often says nothing
+    about the page. Longer repeated lines (a quoted paragraph) stay.
+
+        >>> drop_repeated_chrome("post one\nReply\npost two\nReply\npost three\nReply")
+        'post one\npost two\npost three'
+    """
+    lines = text.split("\n")
+    counts: dict[str, int] = {}
+    for line in lines:
+        key = line.strip().lower()
+        if key and len(key.split()) <= CHROME_MAX_WORDS:
+            counts[key] = counts.get(key, 0) + 1
+    repeated = {key for key, count in counts.items() if count >= CHROME_MIN_REPEATS}
+    if not repeated:
+        return text
+    return "\n".join(line for line in lines if line.strip().lower() not in repeated)
