@@ -229,11 +229,14 @@ def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElem
     for element in never_rendered:
         _drop(element)
     panels = _disclosure_panel_ids(tree)
-    doomed = [
-        element
-        for element in tree.iter()
-        if _is_hidden(element) and not _is_disclosure_panel(element, panels)
-    ]
+    doomed = []
+    for element in tree.iter():
+        if not _is_hidden(element):
+            continue
+        if _is_disclosure_panel(element, panels):
+            _show(element)  # the extractors downstream skip hidden blocks on their own
+        else:
+            doomed.append(element)
     for element in _without_reveal_wrappers(tree, doomed):
         _drop(element)
     return tree
@@ -257,6 +260,11 @@ def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> 
     if element.get("role", "").strip().lower() == "tabpanel":
         return True
     return element.get("id", "") in panel_ids
+
+
+def _show(element: etree._Element) -> None:
+    for attribute in ("hidden", "aria-hidden", "style"):
+        element.attrib.pop(attribute, None)
 
 
 def _never_rendered(element: etree._Element) -> bool:

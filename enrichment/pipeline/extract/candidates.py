@@ -14,6 +14,7 @@ spread over many sibling blocks (threads, listings, product pages) keep more of 
 
 from __future__ import annotations
 
+import re
 from configparser import ConfigParser
 from typing import Literal
 
@@ -24,6 +25,7 @@ from resiliparse.parse.html import HTMLTree
 from trafilatura.settings import use_config
 
 CandidateMode = Literal["markdown", "text"]
+_BULLET = re.compile(r"^[ \t]*\u2022 ", re.MULTILINE)
 # A line of at most this many words that occurs this often is a per-item control.
 CHROME_MAX_WORDS = 4
 CHROME_MIN_REPEATS = 3
@@ -60,7 +62,11 @@ def trafilatura_candidate(
 
 
 def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
-    """resiliparse's main-content text; markdown mode marks list items with ``- ``."""
+    """resiliparse's main-content text; markdown mode marks the list items it keeps ``- ``.
+
+    Its main-content pass drops most lists (it takes them for navigation); listings are
+    left to trafilatura, which keeps them.
+    """
     tree = HTMLTree.parse(html)
     text = extract_plain_text(
         tree,
@@ -72,7 +78,7 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
         list_bullets=mode == "markdown",
     )
     if mode == "markdown":
-        text = text.replace("\u2022 ", "- ")
+        text = _BULLET.sub("- ", text)
     return drop_repeated_chrome(str(text))
 
 
