@@ -6,7 +6,9 @@ DIR (default bench/data/extraction) holds ``*.html`` / ``*.html.gz`` pages, dire
 ``html/`` subfolder, and ``ground-truth.json`` mapping each file stem to
 ``{"articleBody": ..., "page_type": ...}`` (``page_type`` optional). Extracted text and truth
 are compared as sets of word 4-gram shingles (tokens = ``\\w+``, lower-cased): precision,
-recall and F1 per page, then averaged over pages, per page type and overall. The project's
+recall and F1 per page, then averaged over pages, per page type and overall. In markdown mode
+both outputs are flattened with the project's ``markdown_to_text`` before scoring, so link
+URLs and markup do not count as words (the truth is plain text). The project's
 extraction and trafilatura with its default settings run side by side on the same pages;
 pages per second and the median milliseconds per page cover extraction only.
 """
@@ -27,7 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trafilatura  # noqa: E402
 
-from enrichment.pipeline.extraction import ExtractionError, extract_html  # noqa: E402
+from enrichment.pipeline.extraction import (  # noqa: E402
+    ExtractionError,
+    extract_html,
+    markdown_to_text,
+)
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "data" / "extraction"
 SHINGLE = 4
@@ -90,6 +96,8 @@ def run(
         started = time.perf_counter()
         text = extract(body, mode)
         seconds.append(time.perf_counter() - started)
+        if mode == "markdown":
+            text = markdown_to_text(text)
         scores[stem] = score(text, truth[stem]["articleBody"])
     return scores, seconds
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from configparser import ConfigParser
 from dataclasses import dataclass
 from typing import Literal
 
@@ -319,9 +318,7 @@ def _is_hidden(element: etree._Element) -> bool:
     hidden_by_class = bool(classes & _HIDDEN_CLASSES) and not any(
         _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
     )
-    return hidden_by_class or bool(
-        _HIDDEN_STYLE.search(attributes.get("style", ""))
-    )
+    return hidden_by_class or bool(_HIDDEN_STYLE.search(attributes.get("style", "")))
 
 
 def _drop(element: etree._Element) -> None:

@@ -59,4 +59,6 @@ def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
         return Choice("resiliparse", "trafilatura too short", contained)
     if second_words > LONGER_RATIO * first_words and contained >= CONTAINED_SHARE:
         return Choice("resiliparse", "superset", contained)
-    return Choice("trafilatura", "agreement" if contained >= CONTAINED_SHARE else "disagreement", contained)
+    return Choice(
+        "trafilatura", "agreement" if contained >= CONTAINED_SHARE else "disagreement", contained
+    )

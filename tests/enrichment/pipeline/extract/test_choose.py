@@ -51,7 +51,9 @@ def test_repeated_short_controls_are_dropped(text: str, expected: str) -> None:
 
 
 def test_resiliparse_candidate_drops_navigation_and_footer() -> None:
-    body = "".join(f"<p>Paragraph {i} says something long enough to be content.</p>" for i in range(6))  # noqa: E501
+    body = "".join(
+        f"<p>Paragraph {i} says something long enough to be content.</p>" for i in range(6)
+    )
     page = (
         "<html><body><nav><a href='/'>Home</a> <a href='/x'>Shop</a></nav>"
         f"<main>{body}</main><footer>Copyright Example</footer></body></html>"

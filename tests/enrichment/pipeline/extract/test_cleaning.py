@@ -106,5 +106,7 @@ def test_script_rendered_page_is_read_from_its_noscript_view() -> None:
 
 
 def test_noscript_is_not_read_when_the_page_has_content() -> None:
-    html = _page(PARAGRAPHS + "<noscript><p>Please enable JavaScript to see comments.</p></noscript>")
+    html = _page(
+        PARAGRAPHS + "<noscript><p>Please enable JavaScript to see comments.</p></noscript>"
+    )
     assert "enable JavaScript" not in extract_html(html).text

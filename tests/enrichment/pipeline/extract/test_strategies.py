@@ -23,7 +23,7 @@ def test_forum_thread_keeps_every_post_and_drops_the_chrome(mode: str) -> None:
 @MODES
 def test_docs_page_keeps_its_code_blocks_and_headings(mode: str) -> None:
     text = extract_html(DOCS, mode=mode).text  # type: ignore[arg-type]
-    assert 'client = httpkit.Client(retries=3, backoff=0.5)' in text
+    assert "client = httpkit.Client(retries=3, backoff=0.5)" in text
     assert 'response = client.get("https://example.test/items")' in text
     assert 'client.post("/orders", json=order, idempotency_key=key)' in text
     assert "Timeouts" not in text  # the sidebar
