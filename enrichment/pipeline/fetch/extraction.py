@@ -1,9 +1,10 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-HTML goes through trafilatura (main content only: navigation, sidebars, comments and footers
-are dropped), after hidden elements were removed so text a browser would never show cannot
-smuggle instructions in. When trafilatura finds nothing, a plain HTML-to-text pass runs on the
-cleaned page. A result that is empty or only repeats the title counts as no content.
+HTML goes through two main-content extractors (``extract/``: trafilatura and resiliparse;
+navigation, sidebars and footers are dropped), after hidden elements were removed so text a
+browser would never show cannot smuggle instructions in; the one kept per page is chosen by how
+much the two agree (``extract/choose.py``). When both find nothing, a plain HTML-to-text pass
+runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -17,18 +18,18 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from configparser import ConfigParser
 from dataclasses import dataclass
 from typing import Literal
 
 import charset_normalizer
 import lxml.html
-import trafilatura
 from lxml import etree
-from trafilatura.settings import use_config
+
+from enrichment.pipeline.extract.candidates import resiliparse_candidate, trafilatura_candidate
+from enrichment.pipeline.extract.choose import choose_candidate
 
 ExtractMode = Literal["markdown", "text"]
-Extractor = Literal["trafilatura", "raw-html", "cf-markdown", "json", "raw"]
+Extractor = Literal["trafilatura", "resiliparse", "raw-html", "cf-markdown", "json", "raw"]
 
 NO_READABLE_CONTENT = "no readable content"
 # Fewer words than this once the title is removed means "nothing readable" (title-only pages,
@@ -36,6 +37,8 @@ NO_READABLE_CONTENT = "no readable content"
 MIN_CONTENT_WORDS = 3
 MIN_FALLBACK_WORDS = 2
 _HEADLINE_SEARCH_LINES = 6
+# Main content shorter than this (in words) is retried with <noscript> content shown.
+NOSCRIPT_RETRY_WORDS = 50
 
 _HIDDEN_TAGS = (
     "template",
@@ -54,11 +57,19 @@ _HIDDEN_TAGS = (
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
 )
+# "d-none d-md-block" (Bootstrap) or "hidden lg:flex" (Tailwind): hidden on a phone, shown
+# from some width up. A desktop browser shows it, so it is content, not a hiding trick.
+_RESPONSIVE_SHOWN_CLASS = re.compile(
+    r"^(?:d-(?:sm|md|lg|xl|xxl)-|(?:[a-z0-9-]+:)+)"
+    r"(?:block|flex|grid|inline|inline-block|inline-flex|table|table-cell|table-row|contents)$"
+)
+_FADE_STYLE = re.compile(r"opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)|visibility\s*:\s*hidden", re.I)
+_DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
     r"|font-size\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$)|clip-path\s*:\s*inset\(\s*(?:100|50)%"
     r"|clip\s*:\s*rect\(\s*0(?:px)?\s*,?\s*0|transform\s*:\s*scale\(\s*0\s*\)"
-    r"|text-indent\s*:\s*-\d{3,}|(?:left|top)\s*:\s*-\d{3,}",
+    r"|text-indent\s*:\s*-\d{3,}|(?<![\w-])(?:left|top)\s*:\s*-\d{3,}",
     re.IGNORECASE,
 )
 _BLOCK_TAGS = frozenset(
@@ -123,13 +134,18 @@ def extract_html(
     mode: ExtractMode = "markdown",
     base_url: str | None = None,
 ) -> ExtractedContent:
-    """Main content of an HTML page; trafilatura first, a plain text pass as the fallback."""
+    """Main content of an HTML page: the chosen extractor, a plain text pass as the fallback."""
     html = body if isinstance(body, str) else decode_body(body, content_type, html=True)
     tree = _clean_tree(html)
     title = _page_title(html)
     headline = _headline(tree) or title
-    extractor: Extractor = "trafilatura"
-    text = _trafilatura_text(tree, mode=mode, base_url=base_url)
+    extractor, text = _main_content(tree, mode=mode, base_url=base_url)
+    if len(_words(text)) < NOSCRIPT_RETRY_WORDS and "<noscript" in html.lower():
+        # A page whose content is rendered by script often serves the same content inside
+        # <noscript> for clients without JavaScript (which a fetcher is): read that view.
+        retried = _main_content(_clean_tree(html, keep_noscript=True), mode=mode, base_url=base_url)
+        if len(_words(retried[1])) > len(_words(text)):
+            extractor, text = retried
     if not _has_content(text, title):
         extractor = "raw-html"
         text = _plain_text(html)
@@ -185,50 +201,110 @@ def _sniff_media_type(body: bytes) -> str:
     return "text/plain"
 
 
-def _trafilatura_config() -> ConfigParser:
-    config = use_config()
-    # trafilatura's own timeout uses SIGALRM, which only works in the main thread.
-    config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")
-    return config
-
-
-_CONFIG = _trafilatura_config()
-
-
-def _trafilatura_text(
+def _main_content(
     tree: lxml.html.HtmlElement | None, *, mode: ExtractMode, base_url: str | None
-) -> str:
+) -> tuple[Extractor, str]:
     if tree is None:
-        return ""
-    markdown = mode == "markdown"
-    result = trafilatura.extract(
-        tree,
-        url=base_url,
-        output_format="markdown" if markdown else "txt",
-        include_comments=False,
-        include_tables=True,
-        include_links=markdown,
-        include_formatting=markdown,
-        include_images=False,
-        favor_recall=True,
-        deduplicate=False,
-        config=_CONFIG,
-    )
-    return result or ""
+        return "trafilatura", ""
+    # Serialised before trafilatura runs: it prunes the tree it is given in place.
+    cleaned_html = lxml.html.tostring(tree, encoding="unicode")
+    first = trafilatura_candidate(tree, mode=mode, base_url=base_url)
+    second = resiliparse_candidate(cleaned_html, mode=mode)
+    if choose_candidate(first, second).source == "resiliparse":
+        return "resiliparse", second
+    return "trafilatura", first
 
 
-def _clean_tree(html: str) -> lxml.html.HtmlElement | None:
-    """Parse and drop hidden elements (notes A6 step 1)."""
+def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElement | None:
+    """Parse and drop hidden elements (notes A6 step 1); optionally show <noscript> content."""
     try:
         tree = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
         return None
+    if keep_noscript:
+        for element in tree.iter("noscript"):
+            element.tag = "div"
     for element in list(tree.iter(etree.Comment)):
         _drop(element)
-    doomed = [element for element in tree.iter() if _is_hidden(element)]
-    for element in doomed:
+    # Elements that never render (script, style...) go first, so the page's word count used
+    # by the reveal-wrapper rule below counts only text a reader could see.
+    never_rendered = [element for element in tree.iter() if _never_rendered(element)]
+    for element in never_rendered:
+        _drop(element)
+    panels = _disclosure_panel_ids(tree)
+    doomed = []
+    for element in tree.iter():
+        if not _is_hidden(element):
+            continue
+        if _is_disclosure_panel(element, panels):
+            _show(element)  # the extractors downstream skip hidden blocks on their own
+        else:
+            doomed.append(element)
+    for element in _without_reveal_wrappers(tree, doomed):
         _drop(element)
     return tree
+
+
+def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
+    """Ids named by ``aria-controls``: panels a tab, accordion header or button opens."""
+    return frozenset(
+        name for value in tree.xpath("//@aria-controls") for name in str(value).split()
+    )
+
+
+def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> bool:
+    """A collapsed tab or accordion panel: hidden until the reader clicks, still content.
+
+    Only panels that the page itself declares (``role="tabpanel"`` or the target of an
+    ``aria-controls``) count, so a bare ``display:none`` block is still removed.
+    """
+    if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
+        return False
+    if element.get("role", "").strip().lower() == "tabpanel":
+        return True
+    return element.get("id", "") in panel_ids
+
+
+def _show(element: etree._Element) -> None:
+    for attribute in ("hidden", "aria-hidden", "style"):
+        element.attrib.pop(attribute, None)
+
+
+def _never_rendered(element: etree._Element) -> bool:
+    return isinstance(element.tag, str) and element.tag.lower() in _HIDDEN_TAGS
+
+
+def _without_reveal_wrappers(
+    tree: lxml.html.HtmlElement, doomed: list[etree._Element]
+) -> list[etree._Element]:
+    """Keep fade-in wrappers: transparent or invisible blocks that hold most of the page.
+
+    Pages that fade in (or hide until their fonts load) wrap the whole content in
+    ``<div style="opacity:0">`` or ``visibility:hidden`` until a script reveals it. Text
+    smuggled in for a model is a small part of a visible page; a transparent block holding at
+    least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
+    hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
+    """
+    if not doomed:
+        return doomed
+    page_words = len(tree.text_content().split())
+    return [
+        element
+        for element in doomed
+        if not _is_fade_in(element) or 2 * len(element.text_content().split()) < page_words
+    ]
+
+
+def _is_fade_in(element: etree._Element) -> bool:
+    if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
+        return False
+    attributes = element.attrib
+    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
+        return False
+    if set(attributes.get("class", "").lower().split()) & _HIDDEN_CLASSES:
+        return False
+    style = attributes.get("style", "")
+    return bool(_FADE_STYLE.search(style)) and not _DISPLAY_NONE.search(style)
 
 
 def _is_hidden(element: etree._Element) -> bool:
@@ -243,9 +319,10 @@ def _is_hidden(element: etree._Element) -> bool:
     if tag == "input" and attributes.get("type", "").lower() == "hidden":
         return True
     classes = set(attributes.get("class", "").lower().split())
-    return bool(classes & _HIDDEN_CLASSES) or bool(
-        _HIDDEN_STYLE.search(attributes.get("style", ""))
+    hidden_by_class = bool(classes & _HIDDEN_CLASSES) and not any(
+        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
     )
+    return hidden_by_class or bool(_HIDDEN_STYLE.search(attributes.get("style", "")))
 
 
 def _drop(element: etree._Element) -> None:

@@ -1,0 +1,104 @@
+"""The two candidate extractions of one cleaned HTML page.
+
+``trafilatura_candidate`` keeps trafilatura's default precision/recall balance (its
+``favor_recall`` mode pulls in navigation and related-article teasers on real pages); reader
+comments under an article stay out (the posts of a forum thread are its main content).
+``resiliparse_candidate`` is resiliparse's main-content text: it drops boilerplate by block
+(navigation, footers, sidebars) rather than by picking one subtree, so pages whose content is
+spread over many sibling blocks (threads, listings, product pages) keep more of it.
+
+    >>> page = "<html><body><nav>Home | About</nav><main><p>" + "word " * 40 + "</p></main></body></html>"
+    >>> resiliparse_candidate(page).split()[:3]
+    ['word', 'word', 'word']
+"""
+
+from __future__ import annotations
+
+import re
+from configparser import ConfigParser
+from typing import Literal
+
+import lxml.html
+import trafilatura
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
+from trafilatura.settings import use_config
+
+CandidateMode = Literal["markdown", "text"]
+_BULLET = re.compile(r"^[ \t]*\u2022 ", re.MULTILINE)
+# A line of at most this many words that occurs this often is a per-item control.
+CHROME_MAX_WORDS = 4
+CHROME_MIN_REPEATS = 3
+
+
+def _trafilatura_config() -> ConfigParser:
+    config = use_config()
+    # trafilatura's own timeout uses SIGALRM, which only works in the main thread.
+    config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")
+    return config
+
+
+_CONFIG = _trafilatura_config()
+
+
+def trafilatura_candidate(
+    tree: lxml.html.HtmlElement, *, mode: CandidateMode, base_url: str | None
+) -> str:
+    """trafilatura with its default balance; markdown keeps links, formatting and tables."""
+    markdown = mode == "markdown"
+    result = trafilatura.extract(
+        tree,
+        url=base_url,
+        output_format="markdown" if markdown else "txt",
+        include_comments=False,
+        include_tables=True,
+        include_links=markdown,
+        include_formatting=markdown,
+        include_images=False,
+        deduplicate=False,
+        config=_CONFIG,
+    )
+    return result or ""
+
+
+def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
+    """resiliparse's main-content text; markdown mode marks the list items it keeps ``- ``.
+
+    Its main-content pass drops most lists (it takes them for navigation); listings are
+    left to trafilatura, which keeps them.
+    """
+    tree = HTMLTree.parse(html)
+    text = extract_plain_text(
+        tree,
+        main_content=True,
+        alt_texts=False,
+        links=False,
+        form_fields=False,
+        noscript=False,
+        list_bullets=mode == "markdown",
+    )
+    if mode == "markdown":
+        text = _BULLET.sub("- ", text)
+    return drop_repeated_chrome(str(text))
+
+
+def drop_repeated_chrome(text: str) -> str:
+    r"""Drop short lines that repeat three times or more: per-item buttons, not content.
+
+    Block-level extraction keeps the controls under every post or item ("Quote Like
+    Report", "Add to cart", "Read more"); a line that short recurring that often says nothing
+    about the page. Longer repeated lines (a quoted paragraph) stay.
+
+        >>> drop_repeated_chrome("post one\nReply\npost two\nReply\npost three\nReply")
+        'post one\npost two\npost three'
+    """
+    lines = text.split("\n")
+    counts: dict[str, int] = {}
+    for line in lines:
+        key = line.strip().lower()
+        if key and len(key.split()) <= CHROME_MAX_WORDS:
+            counts[key] = counts.get(key, 0) + 1
+    repeated = {key for key, count in counts.items() if count >= CHROME_MIN_REPEATS}
+    if not repeated:
+        return text
+    return "\n".join(line for line in lines if line.strip().lower() not in repeated)

@@ -1,0 +1,64 @@
+"""Pick one of two candidate extractions of a page by how much they agree.
+
+trafilatura picks the single subtree that looks most like an article; that is precise on
+articles but cuts threads, listings and product pages down to one block. resiliparse keeps
+every block that is not boilerplate. When resiliparse's text is clearly longer *and* contains
+most of trafilatura's text, trafilatura most likely stopped at one block of a larger main
+content, so the longer text wins. When the two disagree (little shared text) the longer one is
+more likely a page full of teasers, and trafilatura's choice stands — unless trafilatura found
+almost nothing, in which case any real text beats none.
+
+    >>> choose_candidate("a b c d e", "a b c d e f g h i j k l").source
+    'resiliparse'
+    >>> choose_candidate("a b c d e", "v w x y z q r s t u o p").source
+    'trafilatura'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Source = Literal["trafilatura", "resiliparse"]
+
+SHINGLE = 4
+# resiliparse must be this many times longer (in words) to be preferred...
+LONGER_RATIO = 1.5
+# ...and contain at least this share of trafilatura's word 4-grams.
+CONTAINED_SHARE = 0.5
+# Below this many words trafilatura is treated as having found nothing.
+TOO_SHORT_WORDS = 50
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Choice:
+    source: Source
+    reason: str  # short and stable, e.g. "superset" or "agreement"
+    contained: float  # share of trafilatura's 4-grams also in resiliparse's text
+
+
+def shingles(text: str) -> set[tuple[str, ...]]:
+    """Lower-cased word 4-grams; a text shorter than that is one shingle of its words."""
+    words = _WORD.findall(text.lower())
+    if len(words) < SHINGLE:
+        return {tuple(words)} if words else set()
+    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
+    """Which text to keep, with the reason (see the module docstring)."""
+    first_words = len(_WORD.findall(trafilatura_text))
+    second_words = len(_WORD.findall(resiliparse_text))
+    first, second = shingles(trafilatura_text), shingles(resiliparse_text)
+    contained = len(first & second) / len(first) if first else 0.0
+    if second_words == 0:
+        return Choice("trafilatura", "resiliparse empty", contained)
+    if first_words < TOO_SHORT_WORDS <= second_words:
+        return Choice("resiliparse", "trafilatura too short", contained)
+    if second_words > LONGER_RATIO * first_words and contained >= CONTAINED_SHARE:
+        return Choice("resiliparse", "superset", contained)
+    return Choice(
+        "trafilatura", "agreement" if contained >= CONTAINED_SHARE else "disagreement", contained
+    )

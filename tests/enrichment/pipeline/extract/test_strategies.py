@@ -1,0 +1,54 @@
+"""Main-content extraction per kind of page, on small pages written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from enrichment.pipeline.fetch.extraction import extract_html
+
+from .pages import DOCS, FORUM, ITEMS, LISTING, POSTS, PRODUCT
+
+MODES = pytest.mark.parametrize("mode", ["text", "markdown"])
+
+
+@MODES
+def test_forum_thread_keeps_every_post_and_drops_the_chrome(mode: str) -> None:
+    result = extract_html(FORUM, mode=mode)  # type: ignore[arg-type]
+    for _, _, text in POSTS:
+        assert text[:60] in " ".join(result.text.split())
+    assert "Similar threads" not in result.text and "Cookie settings" not in result.text
+    assert result.title == "Starter smells of acetone"
+
+
+@MODES
+def test_docs_page_keeps_its_code_blocks_and_headings(mode: str) -> None:
+    text = extract_html(DOCS, mode=mode).text  # type: ignore[arg-type]
+    assert "client = httpkit.Client(retries=3, backoff=0.5)" in text
+    assert 'response = client.get("https://example.test/items")' in text
+    assert 'client.post("/orders", json=order, idempotency_key=key)' in text
+    assert "Timeouts" not in text  # the sidebar
+    if mode == "markdown":
+        assert "```\nclient = httpkit.Client" in text and "## Back-off" in text
+
+
+@MODES
+def test_product_page_keeps_name_price_and_description(mode: str) -> None:
+    result = extract_html(PRODUCT, mode=mode)  # type: ignore[arg-type]
+    assert result.title == "Alder Trail Backpack 28 L"  # printed first by compose_page_text
+    assert "$129.00" in result.text
+    assert "ventilated back panel" in result.text and "lid pocket keeps a map" in result.text
+    assert "1.1 kg" in result.text  # the specification table
+    assert "You may also like" not in result.text and "Rain cover" not in result.text
+
+
+@MODES
+def test_listing_keeps_every_item(mode: str) -> None:
+    text = " ".join(extract_html(LISTING, mode=mode).text.split())  # type: ignore[arg-type]
+    for title, description in ITEMS:
+        assert title in text and description in text
+    assert "Cookie settings" not in text
+
+
+def test_listing_markdown_keeps_item_links() -> None:
+    text = extract_html(LISTING, mode="markdown", base_url="https://travel.test/guides").text
+    assert "[Lisbon in four days](" in text and text.count("\n- ") + 1 >= len(ITEMS)
