@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
+from controlui.api_docs import LocalSwagger
 from controlui.auth import api_auth
 from controlui.canvas_api import router as canvas_router
 from controlui.errors import DomainError, InvalidInput
@@ -24,6 +25,7 @@ api = NinjaAPI(
         "Authenticate with a session cookie or `Authorization: Bearer <token>`."
     ),
     auth=api_auth,
+    docs=LocalSwagger(),
     docs_url="/docs",
     docs_decorator=login_required,
     urls_namespace="api",
