@@ -16,6 +16,7 @@ from enrichment import selectors, stats
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.models import Run
 from enrichment.pipeline import media_summary
+from enrichment.run_config import run_config_compare
 
 HISTORY_PAGE_SIZE = 50
 # The "Newer" link walks back through the cursors of the pages seen before; the trail is
@@ -235,6 +236,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "filter_query": urlencode(filters.as_params()),
         "newer_id": newer,
         "older_id": older,
+        "run_config": run_config_compare(run=run),
     }
     return render(request, "enrichment/detail.html", context)
 

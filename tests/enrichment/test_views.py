@@ -449,8 +449,9 @@ def test_detail_query_count_is_constant(user_client, django_assert_num_queries, 
     make_run()
     run = make_run(urls=urls, attempts=3)
     make_run()
-    # session, user, run, URL decisions, attempts, newer, older
-    with django_assert_num_queries(7):
+    # session, user, run, URL decisions, attempts, newer, older, and today's config to
+    # compare the snapshot with (config, scope rules, CLI entries, agents)
+    with django_assert_num_queries(11):
         response = user_client.get(f"/decisions/{run.pk}/?channel=telegram")
     assert response.content.decode().count('class="card url-card"') == urls
 
