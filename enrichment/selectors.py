@@ -10,6 +10,7 @@ from django.utils.dateparse import parse_datetime
 
 from controlui.errors import InvalidInput, NotFound
 from controlui.keyset import DEFAULT_PAGE_SIZE, KeysetPage, keyset_page, newer_than, older_than
+from enrichment.derived_status import STATUSES, status_condition, with_derived_status
 from enrichment.models import Attempt, Run, UrlDecision
 
 SUMMARY_FIELDS = (
@@ -35,6 +36,7 @@ class HistoryFilters:
     q: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    status: str = ""
 
     @classmethod
     def from_params(cls, params: dict[str, str]) -> HistoryFilters:
@@ -44,8 +46,12 @@ class HistoryFilters:
             raise InvalidInput(
                 f"outcome: unknown outcome {outcome!r} (one of {', '.join(Run.Outcome.values)})"
             )
+        status = params.get("status", "").strip()
+        if status and status not in STATUSES:
+            raise InvalidInput(f"status: unknown status {status!r} (one of {', '.join(STATUSES)})")
         values: dict[str, object] = {
             "outcome": outcome,
+            "status": status,
             "channel": params.get("channel", "").strip(),
             "chat_type": (params.get("chatType") or params.get("chat_type") or "").strip(),
             "session_key": (params.get("sessionKey") or params.get("session_key") or "").strip(),
@@ -74,6 +80,8 @@ class HistoryFilters:
     def apply(self, runs: QuerySet[Run]) -> QuerySet[Run]:
         if self.outcome:
             runs = runs.filter(outcome=self.outcome)
+        if self.status:
+            runs = runs.filter(status_condition(self.status))
         if self.channel:
             runs = runs.filter(channel=self.channel)
         if self.chat_type:
@@ -112,7 +120,7 @@ def decision_list(
     *, filters: HistoryFilters, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
 ) -> KeysetPage[Run]:
     """One page of runs, newest first; the cursor points after the last run shown."""
-    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
+    runs = filters.apply(with_derived_status(Run.objects.only(*SUMMARY_FIELDS))).history_order()
     return keyset_page(runs, cursor=cursor, limit=limit)
 
 

@@ -15,6 +15,7 @@ from django.db.models import Count
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
+from enrichment.derived_status import with_derived_status
 from enrichment.models import Attempt, Run, UrlDecision
 
 
@@ -219,11 +220,10 @@ def url_host(url: str) -> str:
 
 
 def recent_runs(*, limit: int = 10) -> list[Run]:
-    return list(
-        Run.objects.only(
-            "id", "created_at", "channel", "chat_type", "session_key", "outcome", "url_count"
-        ).history_order()[:limit]
+    runs = Run.objects.only(
+        "id", "created_at", "channel", "chat_type", "session_key", "outcome", "url_count"
     )
+    return list(with_derived_status(runs).history_order()[:limit])
 
 
 @dataclass(frozen=True)

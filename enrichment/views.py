@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from controlui.errors import InvalidInput, NotFound
 from enrichment import selectors, stats
+from enrichment.derived_status import STATUSES, derived_status_set
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.models import Run
 from enrichment.pipeline import media_summary
@@ -91,6 +92,7 @@ def decision_history(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "form": params,
         "outcomes": Run.Outcome.values,
+        "statuses": STATUSES,
         "chat_types": CHAT_TYPES,
     }
     try:
@@ -125,6 +127,7 @@ class BodyParts:
     original: str
     kept: str  # the part of the enriched body that is the (trimmed) original
     added: str  # what enrichment appended; "" when nothing was
+    rewritten: bool = False  # the body was rewritten around the original (media envelope)
 
 
 def body_parts(run: Run) -> BodyParts:
@@ -135,6 +138,10 @@ def body_parts(run: Run) -> BodyParts:
         return BodyParts(run.original_body, trimmed, enriched[len(trimmed) :])
     if not trimmed and enriched:
         return BodyParts(run.original_body, "", enriched)
+    if trimmed and enriched and enriched.strip() != trimmed:
+        # Media understanding rewrites the body ("[Image]\nUser text:\n<original>…"): the
+        # whole enriched body is enrichment's work, not "nothing appended".
+        return BodyParts(run.original_body, "", enriched, rewritten=True)
     return BodyParts(run.original_body, enriched, "")
 
 
@@ -216,7 +223,7 @@ def _plain(value: object) -> str:
 def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         filters = selectors.HistoryFilters.from_params(request.GET.dict())
-        run = selectors.decision_get(run_id=run_id)
+        run = derived_status_set(selectors.decision_get(run_id=run_id))
     except NotFound:
         raise Http404(f"No run with id {run_id}.") from None
     except InvalidInput as exc:
