@@ -13,6 +13,8 @@ from controlui.keyset import DEFAULT_PAGE_SIZE, KeysetPage, keyset_page, newer_t
 from enrichment.derived_status import STATUSES, status_condition, with_derived_status
 from enrichment.models import Attempt, Run, UrlDecision
 
+# Shortest session-key fragment for a "contains" match (a trigram index needs three).
+MIN_CONTAINS = 3
 SUMMARY_FIELDS = (
     "id",
     "created_at",
@@ -37,6 +39,8 @@ class HistoryFilters:
     since: datetime | None = None
     until: datetime | None = None
     status: str = ""
+    session_match: str = "prefix"  # or "contains"
+    command: str = ""  # runs where this CLI entry failed an attempt
 
     @classmethod
     def from_params(cls, params: dict[str, str]) -> HistoryFilters:
@@ -61,16 +65,34 @@ class HistoryFilters:
         for name in ("since", "until"):
             raw = params.get(name, "").strip()
             values[name] = parse_instant(name, raw) if raw else None
-        for name in ("channel", "chat_type", "session_key", "url", "q"):
+        if values["since"] and values["until"] and values["until"] <= values["since"]:  # type: ignore[operator]
+            raise InvalidInput("until: must be later than since (this range holds no runs)")
+        session_match = (params.get("sessionMatch") or "prefix").strip()
+        if session_match not in ("prefix", "contains"):
+            raise InvalidInput("sessionMatch: one of prefix, contains")
+        if session_match == "contains" and 0 < len(values["session_key"]) < MIN_CONTAINS:  # type: ignore[arg-type]
+            raise InvalidInput(
+                f"sessionKey: 'contains' needs at least {MIN_CONTAINS} characters "
+                "(a shorter fragment cannot use an index; use 'starts with')"
+            )
+        values["session_match"] = session_match
+        values["command"] = params.get("command", "").strip()
+        for name in ("channel", "chat_type", "session_key", "url", "q", "command"):
             if len(str(values[name])) > 500:
                 raise InvalidInput(f"{name}: filter longer than 500 characters")
         return cls(**values)  # type: ignore[arg-type]
 
     def as_params(self) -> dict[str, str]:
-        names = {"chat_type": "chatType", "session_key": "sessionKey"}
+        names = {
+            "chat_type": "chatType",
+            "session_key": "sessionKey",
+            "session_match": "sessionMatch",
+        }
         params: dict[str, str] = {}
         for field in fields(self):
             value = getattr(self, field.name)
+            if field.name == "session_match" and (value == "prefix" or not self.session_key):
+                continue  # the default, or meaningless without a session key
             if value:
                 params[names.get(field.name, field.name)] = (
                     value.isoformat() if isinstance(value, datetime) else value
@@ -83,11 +105,18 @@ class HistoryFilters:
         if self.status:
             runs = runs.filter(status_condition(self.status))
         if self.channel:
-            runs = runs.filter(channel=self.channel)
+            runs = runs.filter(channel__iexact=self.channel)
         if self.chat_type:
             runs = runs.filter(chat_type=self.chat_type)
-        if self.session_key:
+        if self.session_key and self.session_match == "contains":
+            runs = runs.filter(session_key__icontains=self.session_key)
+        elif self.session_key:
             runs = runs.filter(session_key__startswith=self.session_key)
+        if self.command:
+            failed = Attempt.objects.filter(
+                url_decision__run=OuterRef("pk"), command=self.command, outcome="failed"
+            )
+            runs = runs.filter(Exists(failed))
         if self.since:
             runs = runs.filter(created_at__gte=self.since)
         if self.until:

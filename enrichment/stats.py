@@ -75,6 +75,7 @@ class ChartBar:
     total: int
     segments: tuple[ChartSegment, ...]
     label: str  # x-axis label, empty for bars that skip one
+    end: datetime | None = None  # the bucket's end: a bar links to its runs [start, end)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ def _bars(
                 total=sum(counter.values()),
                 segments=tuple(segments),
                 label=label,
+                end=start + period.bucket,
             )
         )
     return tuple(bars)
@@ -235,6 +237,7 @@ class Overview:
     failing_commands: list[Ranked]
     blocked_hosts: list[Ranked]
     recent: list[Run]
+    since: datetime | None = None  # the period's start: drill-down links keep it
 
 
 def overview(*, period_key: str | None, now: datetime | None = None) -> Overview:
@@ -251,4 +254,5 @@ def overview(*, period_key: str | None, now: datetime | None = None) -> Overview
         failing_commands=top_failing_commands(since=since),
         blocked_hosts=top_blocked_hosts(since=since),
         recent=recent_runs(),
+        since=since,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -15,6 +15,7 @@ from controlui.errors import InvalidInput, NotFound
 from enrichment import selectors, stats
 from enrichment.derived_status import STATUSES, derived_status_set
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
+from enrichment.history_page import history_page
 from enrichment.models import Run
 from enrichment.pipeline import media_summary
 from enrichment.run_config import run_config_compare
@@ -37,6 +38,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "data": data,
         "periods": list(stats.PERIODS.values()),
         "outcomes": stats.CHART_OUTCOMES,
+        # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
+        "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
     }
     return render(request, "enrichment/overview.html", context)
 
@@ -92,15 +95,18 @@ def decision_history(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "form": params,
         "outcomes": Run.Outcome.values,
+        "outcome_choices": [{"value": value} for value in Run.Outcome.values],
+        "chat_type_choices": [{"value": value} for value in CHAT_TYPES],
         "statuses": STATUSES,
         "chat_types": CHAT_TYPES,
     }
     try:
         filters = selectors.HistoryFilters.from_params(params)
         limit = _page_size(params.get("limit"))
-        page = selectors.decision_list(filters=filters, cursor=cursor or None, limit=limit)
+        found = history_page(filters=filters, cursor=cursor or None, limit=limit)
     except InvalidInput as exc:
         context["error"] = exc.detail
+        context["error_field"] = exc.detail.split(":", 1)[0]
         return render(request, "enrichment/history.html", context, status=400)
     filter_params = filters.as_params()
     if limit != HISTORY_PAGE_SIZE:
@@ -108,10 +114,12 @@ def decision_history(request: HttpRequest) -> HttpResponse:
     filter_query = urlencode(filters.as_params())
     context.update(
         filters=filters,
-        page=page,
+        page=found.page,
+        result_count=found.count,
+        facets=found.facets,
         has_filters=bool(filters.as_params()),
         filter_query=filter_query,
-        navigation=_history_navigation(filter_params, cursor, trail, page.next_cursor),
+        navigation=_history_navigation(filter_params, cursor, trail, found.page.next_cursor),
         since_value=_datetime_local(filters.since),
         until_value=_datetime_local(filters.until),
     )

@@ -90,5 +90,5 @@ def test_history_page_query_count_does_not_grow_with_rows(
 ) -> None:
     for _ in range(30):
         run_with_attempts(["failed"])
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(7):
         user_client.get("/decisions/?status=attempts-failed")
