@@ -143,8 +143,8 @@ def test_overview_totals_chart_and_tables(user_client) -> None:
     html = user_client.get("/").content.decode()
     assert re.search(r'id="total-runs">5<', html)  # the 3-day-old run is outside 24 h
     assert html.count('class="chart-success"') == 1  # all successes fall in one hour bar
-    assert '<code>10.0.0.5</code></td><td class="num">2<' in html
-    assert '<code>primary-cli</code></td><td class="num">3<' in html
+    assert '<code>10.0.0.5</code></a></td><td class="num">2<' in html
+    assert '<code>primary-cli</code></a></td><td class="num">3<' in html
     assert html.count('href="/decisions/') >= 6
 
     week = user_client.get("/?period=7d").content.decode()
