@@ -34,8 +34,9 @@
     parts.push(run.urlCount + " URL" + (run.urlCount === 1 ? "" : "s"));
     if (run.durationMs !== null && run.durationMs !== undefined) parts.push(run.durationMs + " ms");
     item.appendChild(element("span", "muted small", " " + parts.join(" · ") + " "));
-    var when = element("time", "muted small", new Date(run.createdAt).toLocaleTimeString());
+    var when = element("time", "muted small", run.createdAt);
     when.setAttribute("datetime", run.createdAt);
+    if (window.ControlUITime) window.ControlUITime.render(when);
     item.appendChild(when);
     return item;
   }
