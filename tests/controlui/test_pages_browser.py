@@ -19,7 +19,7 @@ from tests.browser import chromium, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
+VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844), "phone-dark": (390, 844)}
 # Runs and messages of the demo seed: every page then has real, long content to lay out.
 SEED_RUNS = "40"
 FIRST_IDS = """
@@ -126,7 +126,8 @@ def serious_violations(page: Any) -> list[str]:
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_every_page_fits_and_is_clean(live, seeded, browser, viewport) -> None:
     width, height = VIEWPORTS[viewport]
-    context = browser.new_context(viewport={"width": width, "height": height})
+    scheme = "dark" if viewport.endswith("-dark") else "light"
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     log_in(context, live)
     problems: dict[str, list[str]] = {}
     for name, path in page_paths(seeded).items():
@@ -187,4 +188,25 @@ def test_desktop_shows_the_navigation_and_stat_cards_in_one_row(live, seeded, br
     assert len(cards) >= 5
     tops = {round(card.bounding_box()["y"]) for card in cards}
     assert len(tops) == 1, tops
+    context.close()
+
+
+def test_theme_follows_the_system_and_the_toggle_overrides_it(live, seeded, browser) -> None:
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="dark")
+    log_in(context, live)
+    page = context.new_page()
+    page.goto(live.base_url + "/decisions/")
+    theme = "document.documentElement.dataset.theme"
+    background = "getComputedStyle(document.body).backgroundColor"
+    assert page.evaluate(theme) == "dark"
+    dark_background = page.evaluate(background)
+    toggle = page.locator("#theme-toggle")
+    toggle.click()  # auto -> dark (explicit)
+    toggle.click()  # dark -> light
+    assert page.evaluate(theme) == "light"
+    assert page.evaluate(background) != dark_background
+    # The choice survives a reload and other pages.
+    page.goto(live.base_url + "/explain/")
+    assert page.evaluate(theme) == "light"
+    assert "Light" in toggle.inner_text()
     context.close()
