@@ -156,3 +156,21 @@ def test_chart_bars_failing_clis_and_blocked_hosts_are_links(user_client) -> Non
     }
     assert re.search(r'href="/decisions/\?command=flaky-cli&amp;since=[^"]+"><code>flaky-cli', html)
     assert re.search(r'href="/decisions/\?url=10.0.0.5&amp;since=[^"]+"><code>10.0.0.5', html)
+
+
+def test_explain_on_a_scope_deny_lists_no_cli_entries(user_client) -> None:
+    from enrichment.services import config_replace
+    from tests.enrichment.conftest import summarizer_config
+
+    document = summarizer_config()
+    document["tools"]["links"]["scope"] = {
+        "default": "allow",
+        "rules": [{"action": "deny", "match": {"channel": "telegram"}}],
+    }
+    config_replace(document=document)
+    html = user_client.get(
+        "/explain/?message=see+http://127.0.0.1/a&channel=telegram&dns=off"
+    ).content.decode()
+    assert "The scope denies this message" in html
+    assert "Not fetched: the scope denies this message (rule #0)" in html
+    assert "CLI entries, tried in order" not in html
