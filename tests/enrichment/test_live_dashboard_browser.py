@@ -74,3 +74,28 @@ def test_overview_and_history_update_without_reload(live, context) -> None:
     history.click("#new-runs a")
     history.wait_for_selector(f"a[href^='/decisions/{run_id}/']")
     save_screenshot(history, "live-history.png")
+
+
+def test_keyboard_moves_through_history_and_runs(live, context) -> None:
+    channel = "keys-channel"
+    ids = [enrich(context, live, f"keyboard run {i}", channel) for i in range(3)]
+    page = context.new_page()
+    page.goto(live.base_url + f"/decisions/?channel={channel}")
+    page.locator("body").click(position={"x": 5, "y": 300})  # leave the autofocused select
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    selected = page.locator("table.history-table tbody tr.selected")
+    assert selected.count() == 1
+    # Newest first: the second row is the middle run.
+    assert f"#{ids[1]}" in selected.inner_text()
+    page.keyboard.press("k")
+    assert f"#{ids[2]}" in page.locator("tr.selected").inner_text()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(rf"/decisions/{ids[2]}/\?channel={channel}"))
+    # On the run page j goes to the older run within the same filter.
+    page.keyboard.press("j")
+    page.wait_for_url(re.compile(rf"/decisions/{ids[1]}/\?channel={channel}"))
+    # Typing in a field is not navigation.
+    page.goto(live.base_url + f"/decisions/?channel={channel}")
+    page.fill("#filter-q", "jjj")
+    assert page.locator("tr.selected").count() == 0
