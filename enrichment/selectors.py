@@ -39,7 +39,7 @@ class HistoryFilters:
     since: datetime | None = None
     until: datetime | None = None
     status: str = ""
-    session_match: str = "prefix"  # or "contains"
+    session_match: str = "prefix"  # or "contains", or "exact" (the sessions view)
     command: str = ""  # runs where this CLI entry failed an attempt
 
     @classmethod
@@ -68,8 +68,8 @@ class HistoryFilters:
         if values["since"] and values["until"] and values["until"] <= values["since"]:  # type: ignore[operator]
             raise InvalidInput("until: must be later than since (this range holds no runs)")
         session_match = (params.get("sessionMatch") or "prefix").strip()
-        if session_match not in ("prefix", "contains"):
-            raise InvalidInput("sessionMatch: one of prefix, contains")
+        if session_match not in ("prefix", "contains", "exact"):
+            raise InvalidInput("sessionMatch: one of prefix, contains, exact")
         if session_match == "contains" and 0 < len(values["session_key"]) < MIN_CONTAINS:  # type: ignore[arg-type]
             raise InvalidInput(
                 f"sessionKey: 'contains' needs at least {MIN_CONTAINS} characters "
@@ -108,7 +108,10 @@ class HistoryFilters:
             runs = runs.filter(channel__iexact=self.channel)
         if self.chat_type:
             runs = runs.filter(chat_type=self.chat_type)
-        if self.session_key and self.session_match == "contains":
+        if self.session_key and self.session_match == "exact":
+            # The sessions view: every run of one conversation (the session-key index).
+            runs = runs.filter(session_key=self.session_key)
+        elif self.session_key and self.session_match == "contains":
             runs = runs.filter(session_key__icontains=self.session_key)
         elif self.session_key:
             runs = runs.filter(session_key__startswith=self.session_key)

@@ -93,7 +93,7 @@ def test_session_key_prefix_or_contains(user_client, query, expected) -> None:
             "until: must be later than since",
         ),
         ("sessionKey=ab&sessionMatch=contains", "session-key", "at least 3 characters"),
-        ("sessionMatch=regex", None, "sessionMatch: one of prefix, contains"),
+        ("sessionMatch=regex", None, "sessionMatch: one of prefix, contains, exact"),
     ],
     ids=["bad-since", "bad-until", "until-before-since", "short-contains", "bad-match"],
 )
@@ -174,3 +174,14 @@ def test_explain_on_a_scope_deny_lists_no_cli_entries(user_client) -> None:
     assert "The scope denies this message" in html
     assert "Not fetched: the scope denies this message (rule #0)" in html
     assert "CLI entries, tried in order" not in html
+
+
+def test_every_run_links_to_its_session(user_client) -> None:
+    make(2, session_key="agent:main:slack:dm:1")
+    make(1, session_key="agent:main:slack:dm:10")  # a longer key with the same prefix
+    run = Run.objects.filter(session_key="agent:main:slack:dm:1").first()
+    page = user_client.get(f"/decisions/{run.pk}/").content.decode()
+    link = re.search(r'id="session-runs" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert link == "/decisions/?sessionKey=agent%3Amain%3Aslack%3Adm%3A1&sessionMatch=exact"
+    session = user_client.get(link).content.decode()
+    assert re.search(r'id="result-count"[^>]*>2 runs<', session)
