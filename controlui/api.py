@@ -13,6 +13,7 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
+from controlui.api_docs import LocalSwagger
 from controlui.auth import api_auth
 from controlui.health import router as health_router
 from controlui.openapi_errors import add_error_responses
@@ -37,6 +38,7 @@ api = ControlApi(
         "Authenticate with a session cookie or `Authorization: Bearer <token>`."
     ),
     auth=api_auth,
+    docs=LocalSwagger(),
     docs_url="/docs",
     docs_decorator=login_required,
     urls_namespace="api",

@@ -63,8 +63,6 @@ INSTALLED_APPS = [
     # Before "channels": its ``runworker enrichment`` reads the durable job stream.
     "enrichment",
     "channels",
-    # ninja serves its Swagger UI from our static files (else from a CDN, which the CSP refuses).
-    "ninja",
     "axes",
     "controlui",
 ]

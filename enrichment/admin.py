@@ -16,6 +16,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html
 
 from enrichment.admin_versions import VersionedAdminMixin, VersionedFormMixin
+from enrichment.admin_widgets import BooleanWidgetsMixin, HostnameListField
 from enrichment.config_store import FETCH_FIELDS, LINK_FIELDS, SSRF_FLAGS
 from enrichment.models import (
     Agent,
@@ -174,6 +175,8 @@ class AgentInlineForm(AgentScalarsMixin):
 
 
 class EnrichmentConfigForm(VersionedFormMixin, CoreScalarsMixin, OpenClawBlocksFormMixin):
+    ssrf_allowed_hostnames = HostnameListField(label="Allowed hostnames")
+
     class Meta:
         model = EnrichmentConfig
         fields = ("media", "tool_policy")  # the admin's fieldsets add the rest
@@ -207,15 +210,17 @@ class ScopeRuleInline(OrderedInline):
     model = ScopeRule
     form = ScopeRuleForm
     verbose_name = "scope rule"
+    verbose_name_plural = "scope rules (first match wins)"
 
 
 class LinkModelInline(OrderedInline):
     model = LinkModel
     form = LinkModelForm
-    verbose_name = "link model (CLI entry)"
+    verbose_name = "CLI entry (link model)"
+    verbose_name_plural = "CLI entries (link models, tried in order)"
 
 
-class AgentInline(admin.TabularInline):
+class AgentInline(BooleanWidgetsMixin, admin.TabularInline):
     model = Agent
     form = AgentInlineForm
     extra = 0
@@ -251,7 +256,7 @@ def renumber(instances: list[Any]) -> None:
             instance.save(update_fields=["position"])
 
 
-class RenumberingAdmin(admin.ModelAdmin):
+class RenumberingAdmin(BooleanWidgetsMixin, admin.ModelAdmin):
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         instances = formset.save(commit=False)
         for instance in instances:
@@ -329,6 +334,13 @@ class EnrichmentConfigAdmin(VersionedAdminMixin, RenumberingAdmin):
         ),
     ]
     readonly_fields = ("test_link",)
+
+    # One config drives every run: it is edited, never added next to or deleted.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not EnrichmentConfig.objects.exists() and super().has_add_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
     @admin.display(description="Test")
     def test_link(self, config: EnrichmentConfig) -> str:

@@ -30,6 +30,16 @@ OUTCOME_TEXT = {
 }
 
 
+def outcome_text(plan: LinkPlan) -> str:
+    """The page's one-line verdict; a skip says which of its two causes it is."""
+    if plan.outcome == "skipped" and plan.urls:
+        if all(url.verdict.blocked for url in plan.urls):
+            return "Every link is blocked by the SSRF check (see each verdict); nothing would run."
+        if not any(url.commands for url in plan.urls):
+            return "No CLI entry is configured for this agent; nothing would run."
+    return OUTCOME_TEXT.get(plan.outcome, plan.outcome)
+
+
 @dataclass(frozen=True)
 class ExplainQuery:
     message: str
@@ -98,7 +108,7 @@ def explain_message(query: ExplainQuery) -> Explanation:
     return Explanation(
         query=query,
         plan=plan.to_dict(),
-        outcome_text=OUTCOME_TEXT.get(plan.outcome, plan.outcome),
+        outcome_text=outcome_text(plan),
         scope_default=str(scope["default"]) if scope else None,
         scope_rules=rules,
         links_config=links_block(config, query.agent_id),

@@ -17,8 +17,11 @@ from controlui.plumbing.keyset import (
     newer_than,
     older_than,
 )
+from enrichment.derived_status import STATUSES, status_condition, with_derived_status
 from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
 
+# Shortest session-key fragment for a "contains" match (a trigram index needs three).
+MIN_CONTAINS = 3
 SUMMARY_FIELDS = (
     "id",
     "created_at",
@@ -42,6 +45,9 @@ class HistoryFilters:
     q: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    status: str = ""
+    session_match: str = "prefix"  # or "contains", or "exact" (the sessions view)
+    command: str = ""  # runs where this CLI entry failed an attempt
 
     @classmethod
     def from_params(cls, params: dict[str, str]) -> HistoryFilters:
@@ -51,8 +57,12 @@ class HistoryFilters:
             raise InvalidInput(
                 f"outcome: unknown outcome {outcome!r} (one of {', '.join(Run.Outcome.values)})"
             )
+        status = params.get("status", "").strip()
+        if status and status not in STATUSES:
+            raise InvalidInput(f"status: unknown status {status!r} (one of {', '.join(STATUSES)})")
         values: dict[str, object] = {
             "outcome": outcome,
+            "status": status,
             "channel": params.get("channel", "").strip(),
             "chat_type": (params.get("chatType") or params.get("chat_type") or "").strip(),
             "session_key": (params.get("sessionKey") or params.get("session_key") or "").strip(),
@@ -66,16 +76,34 @@ class HistoryFilters:
         for name in ("since", "until"):
             raw = params.get(name, "").strip()
             values[name] = parse_instant(name, raw) if raw else None
-        for name in ("channel", "chat_type", "session_key", "url", "q"):
+        if values["since"] and values["until"] and values["until"] <= values["since"]:  # type: ignore[operator]
+            raise InvalidInput("until: must be later than since (this range holds no runs)")
+        session_match = (params.get("sessionMatch") or "prefix").strip()
+        if session_match not in ("prefix", "contains", "exact"):
+            raise InvalidInput("sessionMatch: one of prefix, contains, exact")
+        if session_match == "contains" and 0 < len(values["session_key"]) < MIN_CONTAINS:  # type: ignore[arg-type]
+            raise InvalidInput(
+                f"sessionKey: 'contains' needs at least {MIN_CONTAINS} characters "
+                "(a shorter fragment cannot use an index; use 'starts with')"
+            )
+        values["session_match"] = session_match
+        values["command"] = params.get("command", "").strip()
+        for name in ("channel", "chat_type", "session_key", "url", "q", "command"):
             if len(str(values[name])) > 500:
                 raise InvalidInput(f"{name}: filter longer than 500 characters")
         return cls(**values)  # type: ignore[arg-type]
 
     def as_params(self) -> dict[str, str]:
-        names = {"chat_type": "chatType", "session_key": "sessionKey"}
+        names = {
+            "chat_type": "chatType",
+            "session_key": "sessionKey",
+            "session_match": "sessionMatch",
+        }
         params: dict[str, str] = {}
         for field in fields(self):
             value = getattr(self, field.name)
+            if field.name == "session_match" and (value == "prefix" or not self.session_key):
+                continue  # the default, or meaningless without a session key
             if value:
                 params[names.get(field.name, field.name)] = (
                     value.isoformat() if isinstance(value, datetime) else value
@@ -85,12 +113,24 @@ class HistoryFilters:
     def apply(self, runs: RunQuerySet) -> RunQuerySet:
         if self.outcome:
             runs = runs.filter(outcome=self.outcome)
+        if self.status:
+            runs = runs.filter(status_condition(self.status))
         if self.channel:
-            runs = runs.filter(channel=self.channel)
+            runs = runs.filter(channel__iexact=self.channel)
         if self.chat_type:
             runs = runs.filter(chat_type=self.chat_type)
-        if self.session_key:
+        if self.session_key and self.session_match == "exact":
+            # The sessions view: every run of one conversation (the session-key index).
+            runs = runs.filter(session_key=self.session_key)
+        elif self.session_key and self.session_match == "contains":
+            runs = runs.filter(session_key__icontains=self.session_key)
+        elif self.session_key:
             runs = runs.filter(session_key__startswith=self.session_key)
+        if self.command:
+            failed = Attempt.objects.filter(
+                url_decision__run=OuterRef("pk"), command=self.command, outcome="failed"
+            )
+            runs = runs.filter(Exists(failed))
         if self.since:
             runs = runs.filter(created_at__gte=self.since)
         if self.until:
@@ -123,7 +163,7 @@ def decision_list(
     *, filters: HistoryFilters, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
 ) -> KeysetPage[Run]:
     """One page of runs, newest first; the cursor points after the last run shown."""
-    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
+    runs = filters.apply(with_derived_status(Run.objects.only(*SUMMARY_FIELDS))).history_order()
     return keyset_page(runs, cursor=cursor, limit=limit)
 
 

@@ -279,10 +279,13 @@ async def enrichment_run(
             duration_ms=_elapsed_ms(started),
             outcome=Run.Outcome.INTERRUPTED,
         )
+        # Dashboards show it too (a run that vanished from the live views would look lost).
+        await asyncio.shield(decision_broadcast(run))
         raise
     except Exception as exc:
         logger.exception("enrichment run %s failed", run.pk)
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
+        await decision_broadcast(run)
         raise DomainError(f"enrichment failed: {exc}") from exc
     await sync_to_async(run_finish_or_fail)(
         run=run, result=result, duration_ms=_elapsed_ms(started)

@@ -28,3 +28,20 @@ def recover_interrupted_runs() -> None:
             connection.close()
     if count:
         logger.warning("marked %d run(s) left running by a stopped process as interrupted", count)
+        interrupted_runs_push(count)
+
+
+def interrupted_runs_push(count: int) -> None:
+    """Tell open dashboards (other servers, through Redis) about the runs just closed."""
+    from asgiref.sync import async_to_sync
+
+    from enrichment.models import Run
+    from enrichment.services import decision_broadcast
+
+    # The sweep marks and stamps them in one UPDATE: they are the latest finished ones.
+    runs = Run.objects.filter(outcome=Run.Outcome.INTERRUPTED).order_by("-finished_at")[:count]
+    try:
+        for run in runs:
+            async_to_sync(decision_broadcast)(run)
+    except Exception as exc:  # a channel layer that is down must not stop the start-up
+        logger.warning("could not push interrupted runs: %s", exc)

@@ -15,6 +15,7 @@ from django.db.models import Count
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
+from enrichment.derived_status import with_derived_status
 from enrichment.models import Attempt, Run, UrlDecision
 
 
@@ -74,6 +75,7 @@ class ChartBar:
     total: int
     segments: tuple[ChartSegment, ...]
     label: str  # x-axis label, empty for bars that skip one
+    end: datetime | None = None  # the bucket's end: a bar links to its runs [start, end)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ def _bars(
                 total=sum(counter.values()),
                 segments=tuple(segments),
                 label=label,
+                end=start + period.bucket,
             )
         )
     return tuple(bars)
@@ -219,11 +222,10 @@ def url_host(url: str) -> str:
 
 
 def recent_runs(*, limit: int = 10) -> list[Run]:
-    return list(
-        Run.objects.only(
-            "id", "created_at", "channel", "chat_type", "session_key", "outcome", "url_count"
-        ).history_order()[:limit]
+    runs = Run.objects.only(
+        "id", "created_at", "channel", "chat_type", "session_key", "outcome", "url_count"
     )
+    return list(with_derived_status(runs).history_order()[:limit])
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,7 @@ class Overview:
     failing_commands: list[Ranked]
     blocked_hosts: list[Ranked]
     recent: list[Run]
+    since: datetime | None = None  # the period's start: drill-down links keep it
 
 
 def overview(*, period_key: str | None, now: datetime | None = None) -> Overview:
@@ -251,4 +254,5 @@ def overview(*, period_key: str | None, now: datetime | None = None) -> Overview
         failing_commands=top_failing_commands(since=since),
         blocked_hosts=top_blocked_hosts(since=since),
         recent=recent_runs(),
+        since=since,
     )

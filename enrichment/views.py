@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -13,8 +13,11 @@ from django.views.decorators.http import require_GET
 
 from controlui.plumbing.errors import InvalidInput, NotFound
 from enrichment import selectors, stats
+from enrichment.derived_status import STATUSES, derived_status_set
 from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
+from enrichment.history_page import history_page
 from enrichment.models import Run
+from enrichment.run_config import run_config_compare
 from enrichment.stages import stage_sections
 
 HISTORY_PAGE_SIZE = 50
@@ -35,6 +38,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         "data": data,
         "periods": list(stats.PERIODS.values()),
         "outcomes": stats.CHART_OUTCOMES,
+        # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
+        "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
     }
     return render(request, "enrichment/overview.html", context)
 
@@ -90,14 +95,18 @@ def decision_history(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "form": params,
         "outcomes": Run.Outcome.values,
+        "outcome_choices": [{"value": value} for value in Run.Outcome.values],
+        "chat_type_choices": [{"value": value} for value in CHAT_TYPES],
+        "statuses": STATUSES,
         "chat_types": CHAT_TYPES,
     }
     try:
         filters = selectors.HistoryFilters.from_params(params)
         limit = _page_size(params.get("limit"))
-        page = selectors.decision_list(filters=filters, cursor=cursor or None, limit=limit)
+        found = history_page(filters=filters, cursor=cursor or None, limit=limit)
     except InvalidInput as exc:
         context["error"] = exc.detail
+        context["error_field"] = exc.detail.split(":", 1)[0]
         return render(request, "enrichment/history.html", context, status=400)
     filter_params = filters.as_params()
     if limit != HISTORY_PAGE_SIZE:
@@ -105,10 +114,12 @@ def decision_history(request: HttpRequest) -> HttpResponse:
     filter_query = urlencode(filters.as_params())
     context.update(
         filters=filters,
-        page=page,
+        page=found.page,
+        result_count=found.count,
+        facets=found.facets,
         has_filters=bool(filters.as_params()),
         filter_query=filter_query,
-        navigation=_history_navigation(filter_params, cursor, trail, page.next_cursor),
+        navigation=_history_navigation(filter_params, cursor, trail, found.page.next_cursor),
         since_value=_datetime_local(filters.since),
         until_value=_datetime_local(filters.until),
     )
@@ -124,6 +135,7 @@ class BodyParts:
     original: str
     kept: str  # the part of the enriched body that is the (trimmed) original
     added: str  # what enrichment appended; "" when nothing was
+    rewritten: bool = False  # the body was rewritten around the original (media envelope)
 
 
 def body_parts(run: Run) -> BodyParts:
@@ -134,6 +146,10 @@ def body_parts(run: Run) -> BodyParts:
         return BodyParts(run.original_body, trimmed, enriched[len(trimmed) :])
     if not trimmed and enriched:
         return BodyParts(run.original_body, "", enriched)
+    if trimmed and enriched and enriched.strip() != trimmed:
+        # Media understanding rewrites the body ("[Image]\nUser text:\n<original>…"): the
+        # whole enriched body is enrichment's work, not "nothing appended".
+        return BodyParts(run.original_body, "", enriched, rewritten=True)
     return BodyParts(run.original_body, enriched, "")
 
 
@@ -141,7 +157,7 @@ def body_parts(run: Run) -> BodyParts:
 def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         filters = selectors.HistoryFilters.from_params(request.GET.dict())
-        run = selectors.decision_get(run_id=run_id)
+        run = derived_status_set(selectors.decision_get(run_id=run_id))
     except NotFound:
         raise Http404(f"No run with id {run_id}.") from None
     except InvalidInput as exc:
@@ -155,6 +171,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "filter_query": urlencode(filters.as_params()),
         "newer_id": newer,
         "older_id": older,
+        "run_config": run_config_compare(run=run),
     }
     return render(request, "enrichment/detail.html", context)
 

@@ -47,11 +47,32 @@
       return opening;
     }
 
+    var ticker = null;
+
     function finish(state) {
       result.dataset.state = state;
       currentId = null;
       submit.disabled = false;
+      if (ticker) window.clearInterval(ticker);
+      ticker = null;
     }
+
+    // Long runs show how long they have been running, not just "Running…".
+    function startTicker(started) {
+      var label = element("p", "muted", "Running… 0 s");
+      label.id = "enrich-elapsed";
+      result.replaceChildren(label);
+      ticker = window.setInterval(function () {
+        label.textContent = "Running… " + Math.round((Date.now() - started) / 1000) + " s";
+      }, 1000);
+    }
+
+    // Leaving the page closes the socket, which cancels the run: say so first.
+    window.addEventListener("beforeunload", function (event) {
+      if (currentId === null) return;
+      event.preventDefault();
+      event.returnValue = "";
+    });
 
     function showError(message) {
       result.replaceChildren(element("p", "error", "Error: " + message));
@@ -86,7 +107,7 @@
       if (!frame || frame.id !== currentId) return;
       if (frame.type === "progress") {
         var text = (frame.stage ? "[" + frame.stage + "] " : "") + (frame.text || "");
-        if (frame.url) text += " " + frame.url;
+        if (frame.url && (frame.text || "").indexOf(frame.url) === -1) text += " " + frame.url;
         progress.appendChild(element("li", "", text));
       } else if (frame.type === "result") {
         showResult(frame);
@@ -107,7 +128,7 @@
       counter += 1;
       currentId = "page-" + Date.now() + "-" + counter;
       progress.replaceChildren();
-      result.replaceChildren(element("p", "muted", "Running…"));
+      startTicker(Date.now());
       result.dataset.state = "running";
       submit.disabled = true;
       var requestId = currentId;

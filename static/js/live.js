@@ -34,8 +34,9 @@
     parts.push(run.urlCount + " URL" + (run.urlCount === 1 ? "" : "s"));
     if (run.durationMs !== null && run.durationMs !== undefined) parts.push(run.durationMs + " ms");
     item.appendChild(element("span", "muted small", " " + parts.join(" · ") + " "));
-    var when = element("time", "muted small", new Date(run.createdAt).toLocaleTimeString());
+    var when = element("time", "muted small", run.createdAt);
     when.setAttribute("datetime", run.createdAt);
+    if (window.ControlUITime) window.ControlUITime.render(when);
     item.appendChild(when);
     return item;
   }
@@ -67,6 +68,12 @@
           return;
         }
         if (!frame || frame.type !== "decision" || !frame.run) return;
+        // Other live parts of the page (counters, chart, lists) listen for this.
+        document.dispatchEvent(new CustomEvent("controlui:decision", { detail: frame.run }));
+        if (!template) return;
+        // A run already shown (rendered with the page, or pushed twice) moves to the top.
+        var known = feed.querySelector("li[data-run-id='" + Number(frame.run.runId) + "']");
+        if (known) feed.removeChild(known);
         feed.insertBefore(feedItem(frame.run, template), feed.firstChild);
         while (feed.children.length > MAX_ITEMS) feed.removeChild(feed.lastChild);
         if (empty) empty.hidden = true;
@@ -87,7 +94,8 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    var feed = document.getElementById("live-feed");
+    // The overview's feed, or any other page's live marker (e.g. the history).
+    var feed = document.getElementById("live-feed") || document.getElementById("live-marker");
     if (feed) start(feed);
   });
 })();

@@ -13,10 +13,20 @@
     "It refreshes every minute; see `status.json` for the raw data or",
     "[the runbook](https://example.com/runbook).",
     "",
-    "[embed ref=\"cv_status\" title=\"Service status\" height=\"360\" /]",
+    "[embed ref=\"example-status\" title=\"Service status\" height=\"360\" /]",
     "[[audio_as_voice]]",
     "MEDIA:https://example.com/status-summary.ogg",
   ].join("\n");
+  var EXAMPLE_VIEW_ID = "example-status";
+  var EXAMPLE_CANVAS_HTML = [
+    "<!doctype html><meta charset=\"utf-8\"><title>Service status</title>",
+    "<style>body{font:15px system-ui,sans-serif;margin:1rem;color:#1d2330}",
+    "td{padding:.3rem .8rem;border-bottom:1px solid #dde2e8}.ok{color:#1f7a4d}</style>",
+    "<h1>Service status</h1><table>",
+    "<tr><td>Gateway</td><td class=\"ok\">operational</td></tr>",
+    "<tr><td>Link enrichment</td><td class=\"ok\">operational</td></tr>",
+    "<tr><td>Media understanding</td><td class=\"ok\">operational</td></tr></table>",
+  ].join("");
   var DEBOUNCE_MS = 250;
   var MAX_INLINE_DEPTH = 4;
 
@@ -355,6 +365,7 @@
             return;
           }
           var record = result.body;
+          storedText = payload().text;
           stored.replaceChildren(document.createTextNode("Stored as message #" + record.id + ". "));
           var view = element("a", "", "View message #" + record.id);
           view.href = record.url;
@@ -368,13 +379,42 @@
         });
     }
 
+    // "Stored as message #5" describes the text as it was stored: after an edit, say so.
+    var storedText = null;
+    function markEdited() {
+      if (storedText !== null && textarea.value !== storedText) {
+        stored.replaceChildren(
+          document.createTextNode("Edited since it was stored; store again to keep the changes.")
+        );
+        storedText = null;
+      }
+    }
+
     textarea.addEventListener("input", schedule);
+    textarea.addEventListener("input", markEdited);
     currentId.addEventListener("input", schedule);
     storeButton.addEventListener("click", store);
+    // The example embeds a canvas that exists: it is stored (or refreshed) first, so the
+    // iframe shows the example page instead of a 404.
     form.querySelector("#preview-example").addEventListener("click", function () {
-      textarea.value = EXAMPLE;
-      textarea.focus();
-      update();
+      var document_ = {
+        viewId: EXAMPLE_VIEW_ID,
+        title: "Service status (example)",
+        html: EXAMPLE_CANVAS_HTML,
+      };
+      post(form.dataset.canvasUrl, document_)
+        .then(function (result) {
+          if (!result.response.ok) throw new Error(errorText(result.body, result.response.status));
+        })
+        .catch(function (error) {
+          status.textContent = "The example canvas could not be stored: " + error.message;
+        })
+        .finally(function () {
+          textarea.value = EXAMPLE;
+          textarea.focus();
+          markEdited();
+          update();
+        });
     });
     form.addEventListener("submit", function (event) {
       event.preventDefault();

@@ -299,9 +299,21 @@ def test_decision_log_changelist_avoids_a_full_count(staff_client) -> None:
         ("fetch_max_chars", "0", "tools.web.fetch.maxChars: must be at least 1"),
         ("fetch_timeout_seconds", "0", "tools.web.fetch.timeoutSeconds: must be at least 1"),
         ("ssrf_allowed_hostnames", '["*."]', "bad entry '*.'"),
-        ("ssrf_allowed_hostnames", '"intranet"', "must be a list of strings"),
+        ("ssrf_allowed_hostnames", '"intranet"', "not a hostname"),
+        ("ssrf_allowed_hostnames", '["intranet", 3]', "must be a list of strings"),
+        ("ssrf_allowed_hostnames", "wiki.internal, corp.example", "not a hostname"),
     ],
-    ids=["timeout", "max-links", "concurrency", "max-chars", "fetch-timeout", "host", "host-type"],
+    ids=[
+        "timeout",
+        "max-links",
+        "concurrency",
+        "max-chars",
+        "fetch-timeout",
+        "host",
+        "host-quoted",
+        "host-type",
+        "host-commas",
+    ],
 )
 def test_config_fields_the_core_refuses_are_field_errors(staff_client, field, value, message):
     """Values the core validator refuses never reach the database (they would make every

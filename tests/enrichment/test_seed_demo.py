@@ -324,13 +324,38 @@ def test_if_empty_seeds_a_fresh_install_once():
     from enrichment.config_store import config_document
     from enrichment.models import Run
 
-    before = config_document()
-    seed(runs=3, days=1, if_empty=True)
+    first, _err = seed(runs=3, days=1, if_empty=True)
     out, _err = seed(runs=3, days=1, if_empty=True)
 
     assert Run.objects.count() == 3
     assert "skipped, the decision log already has runs" in out
-    assert config_document() == before
+    # A fresh install keeps the config its demo runs were recorded under.
+    assert config_document() == Run.objects.first().config_snapshot
+    assert "the demo config the runs used stays stored" in first
+
+
+@pytest.mark.django_db
+def test_a_fresh_install_tells_one_story_after_seeding(user_client, staff_client):
+    """The rules, agents and models named on the run pages exist in the admin and /tools/."""
+    from enrichment.config_store import active_config
+    from enrichment.models import Run
+
+    seed(runs=12, days=1)
+
+    config = active_config()
+    assert config.scope_rules.filter(agent__isnull=True).count() == 3
+    assert {agent.agent_id for agent in config.agents.all()} >= {"main", "research", "support"}
+    snapshots = {str(run.config_snapshot) for run in Run.objects.all()}
+    assert len(snapshots) == 1
+    run = Run.objects.filter(matched_rule__isnull=False).first()
+    page = user_client.get(f"/decisions/{run.pk}/").content.decode()
+    assert f"rule #{run.matched_rule}" in page
+    assert "same as today" in page
+    tools = user_client.get("/tools/?agent=research")
+    assert tools.status_code == 200
+    assert "Select a valid choice" not in tools.content.decode()
+    admin = staff_client.get("/admin/enrichment/enrichmentconfig/")
+    assert admin.status_code == 200
 
 
 @pytest.mark.django_db

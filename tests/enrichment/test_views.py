@@ -143,8 +143,8 @@ def test_overview_totals_chart_and_tables(user_client) -> None:
     html = user_client.get("/").content.decode()
     assert re.search(r'id="total-runs">5<', html)  # the 3-day-old run is outside 24 h
     assert html.count('class="chart-success"') == 1  # all successes fall in one hour bar
-    assert '<code>10.0.0.5</code></td><td class="num">2<' in html
-    assert '<code>primary-cli</code></td><td class="num">3<' in html
+    assert '<code>10.0.0.5</code></a></td><td class="num">2<' in html
+    assert '<code>primary-cli</code></a></td><td class="num">3<' in html
     assert html.count('href="/decisions/') >= 6
 
     week = user_client.get("/?period=7d").content.decode()
@@ -306,7 +306,8 @@ def test_history_pages_older_newer_and_first(user_client) -> None:
 @pytest.mark.parametrize("count", [1, 30], ids=["1-run", "30-runs"])
 def test_history_query_count_is_constant(user_client, django_assert_num_queries, count) -> None:
     make_runs(count, urls=3, attempts=2)
-    with django_assert_num_queries(3):  # session, user, one page of runs
+    # session, user, one page of runs, the bounded count, three facet groupings
+    with django_assert_num_queries(7):
         response = user_client.get("/decisions/?url=example.com")
     assert len(run_ids(response.content.decode())) == count
 
@@ -449,8 +450,9 @@ def test_detail_query_count_is_constant(user_client, django_assert_num_queries, 
     make_run()
     run = make_run(urls=urls, attempts=3)
     make_run()
-    # session, user, run, URL decisions, attempts, newer, older, latest config version
-    with django_assert_num_queries(8):
+    # session, user, run, URL decisions, attempts, newer, older, latest config version, and
+    # today's config to compare the snapshot with (config, scope rules, CLI entries, agents)
+    with django_assert_num_queries(12):
         response = user_client.get(f"/decisions/{run.pk}/?channel=telegram")
     assert response.content.decode().count('class="card url-card"') == urls
 

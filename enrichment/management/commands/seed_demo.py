@@ -5,8 +5,9 @@ through ``services.enrichment_run`` like any inbound message, against a temporar
 config whose CLI entries are the demo CLI (live fetch, then the archived copy as fallback)
 and, for the ``research`` agent, the built-in ``link-understand``. Their links point at a
 throwaway page server on 127.0.0.1 (allowed by the demo config only) or at demo host names
-that resolve to private addresses. The stored config is put back afterwards, whatever
-happens; only ``created_at``/``finished_at`` are rewritten, to spread the runs over the
+that resolve to private addresses. On a fresh install (the stored config is still the
+built-in default) the demo config stays stored afterwards, so the admin and every page agree
+with the runs; a config of your own is put back, and so is any config when seeding fails; only ``created_at``/``finished_at`` are rewritten, to spread the runs over the
 last days. Finally a few assistant replies with canvas documents are stored.
 """
 
@@ -36,7 +37,7 @@ from controlui.models import AssistantMessage
 from controlui.plumbing.errors import DomainError
 from controlui.rich.services import canvas_document_store, message_store
 from enrichment import services
-from enrichment.config_store import config_document
+from enrichment.config_store import config_document, default_document
 from enrichment.demo import DemoPageServer
 from enrichment.demo.samples import (
     CONVERSATIONS,
@@ -159,7 +160,7 @@ class Command(BaseCommand):
     help = (
         "Fill the decision log with a realistic history by running the real pipeline over "
         "sample messages (local demo pages and CLI), plus a few assistant messages with canvas "
-        "documents. The stored config is left as it was."
+        "documents. A fresh install keeps the demo config; a customised one is put back."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -180,17 +181,29 @@ class Command(BaseCommand):
         started = time.monotonic()
         last_pk = Run.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         previous = config_document()
+        # A fresh install keeps the demo config, so the admin, /tools/ and the run pages tell
+        # one story (the rules, agents and models the runs name exist). A config someone
+        # already made their own is put back; the run pages still show the demo's snapshot.
+        keep_demo = previous == default_document()
+        seeded_ok = False
         try:
             with DemoPageServer(PAGES_DIR) as server, demo_dns():
                 config_replace(document=demo_document(PAGES_DIR))
                 messages = sample_messages(runs, base_url=server.base_url)
                 outcomes = async_to_sync(self.enrich_all)(messages)
+            seeded_ok = True
         finally:
-            config_replace(document=previous)
+            if not (seeded_ok and keep_demo):
+                config_replace(document=previous)
         seeded = Run.objects.filter(pk__gt=last_pk)
         self.redate(seeded, days=days)
         stored = self.store_assistant_messages(seeded, days=days)
         self.write_summary(outcomes, seeded, stored, days, time.monotonic() - started)
+        self.stdout.write(
+            "config: the demo config the runs used stays stored (edit it in the admin)"
+            if keep_demo
+            else "config: your own config was put back (each run page shows the one it used)"
+        )
 
     async def enrich_all(self, messages: Sequence[SampleMessage]) -> Counter[str]:
         outcomes: Counter[str] = Counter()

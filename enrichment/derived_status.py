@@ -1,0 +1,61 @@
+"""Derived run status: what the stored outcome alone does not tell, without changing it.
+
+The stored ``outcome`` describes link understanding (``success | skipped | …``), so a run
+whose image was described reads ``no-links``, and a run where every CLI attempt failed reads
+``skipped`` like a harmless skip. Two derived flags tell them apart at a glance and as
+filters (``?status=media``, ``?status=attempts-failed``):
+
+- ``media``: attachments went through media understanding (the run has media records);
+- ``attempts-failed``: at least one CLI attempt failed and no URL got a result, i.e. the
+  configured tools were tried and none worked — a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+
+from enrichment.models import Attempt, Run
+
+STATUSES = {"media": "media", "attempts-failed": "attempts failed"}
+
+
+def _attempts(outcome: str) -> Exists:
+    return Exists(
+        Attempt.objects.filter(url_decision__run=OuterRef("pk"), outcome=outcome).exclude(
+            command="ssrf"
+        )
+    )
+
+
+def status_condition(status: str) -> Q:
+    if status == "media":
+        return ~Q(media=[])
+    if status == "attempts-failed":
+        return Q(_attempts("failed")) & ~Q(_attempts("success"))
+    raise ValueError(status)
+
+
+def with_derived_status(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Annotate ``has_media`` and ``attempts_failed`` (two subqueries per page, not per row)."""
+    return runs.annotate(
+        has_media=ExpressionWrapper(status_condition("media"), output_field=BooleanField()),
+        attempts_failed=ExpressionWrapper(
+            status_condition("attempts-failed"), output_field=BooleanField()
+        ),
+    )
+
+
+def derived_status_set(run: Run) -> Run:
+    """The same two flags for one run whose URL decisions and attempts are prefetched
+    (the run page), computed in Python: no extra query."""
+    attempts = [
+        attempt
+        for row in run.url_decisions.all()
+        for attempt in row.attempts.all()
+        if attempt.command != "ssrf"
+    ]
+    run.has_media = bool(run.media)  # type: ignore[attr-defined]
+    run.attempts_failed = any(a.outcome == "failed" for a in attempts) and not any(  # type: ignore[attr-defined]
+        a.outcome == "success" for a in attempts
+    )
+    return run

@@ -1,0 +1,117 @@
+"""Everything the history page shows around its rows: result count and facet counts.
+
+The count stays cheap at a million runs: it stops at ``COUNT_CAP`` ("more than 1,000").
+Facet counts (runs per outcome / channel / chat type under the other filters) are grouped
+by the database over the filtered runs; ``bench/history.py`` measures them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from django.db.models import Count, F, QuerySet
+from django.db.models.functions import Lower
+
+from controlui.plumbing.keyset import KeysetPage
+from enrichment.models import Run
+from enrichment.selectors import HistoryFilters, decision_list
+
+COUNT_CAP = 1000
+FACET_LIMIT = 30  # channels beyond the 30 most frequent are left out of the choices
+
+
+@dataclass(frozen=True)
+class ResultCount:
+    count: int
+    exact: bool
+
+    @property
+    def label(self) -> str:
+        if self.exact:
+            return f"{self.count:,} run{'s' if self.count != 1 else ''}"
+        return f"more than {COUNT_CAP:,} runs"
+
+
+@dataclass(frozen=True)
+class Facet:
+    value: str
+    count: int
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    page: KeysetPage[Run]
+    count: ResultCount
+    facets: dict[str, list[Facet]]  # choices with counts, by filter parameter name
+
+
+def result_count(filters: HistoryFilters) -> ResultCount:
+    """Exact up to ``COUNT_CAP``; beyond, only that there are more (a bounded subquery)."""
+    found = filters.apply(Run.objects.order_by()).values("pk")[: COUNT_CAP + 1].count()
+    return ResultCount(min(found, COUNT_CAP), exact=found <= COUNT_CAP)
+
+
+def _grouped(runs: QuerySet[Run], key: object) -> list[Facet]:
+    rows = (
+        runs.order_by()
+        .annotate(facet=key)  # type: ignore[arg-type]
+        .values("facet")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "facet")[:FACET_LIMIT]
+    )
+    return [Facet(row["facet"], row["n"]) for row in rows if row["facet"]]
+
+
+def facet_counts(filters: HistoryFilters) -> dict[str, list[Facet]]:
+    """Runs per value of each facet under every *other* filter (so choosing one outcome
+    still shows how many the other outcomes have). Channels are grouped case-insensitively."""
+    return {
+        "outcome": _grouped(
+            replace(filters, outcome="").apply(Run.objects.all()), key=_field("outcome")
+        ),
+        "channel": _grouped(
+            replace(filters, channel="").apply(Run.objects.all()), key=Lower("channel")
+        ),
+        "chatType": _grouped(
+            replace(filters, chat_type="").apply(Run.objects.all()), key=_field("chat_type")
+        ),
+    }
+
+
+def _field(name: str) -> F:
+    return F(name)
+
+
+def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
+    return HistoryPage(
+        page=decision_list(filters=filters, cursor=cursor, limit=limit),
+        count=result_count(filters),
+        facets=_choices(facet_counts(filters), filters),
+    )
+
+
+def _choices(facets: dict[str, list[Facet]], filters: HistoryFilters) -> dict[str, list[Facet]]:
+    return {
+        "outcome": facet_choices(
+            facets["outcome"], values=tuple(Run.Outcome.values), selected=filters.outcome
+        ),
+        "channel": facet_choices(facets["channel"], values=None, selected=filters.channel),
+        "chatType": facet_choices(
+            facets["chatType"], values=("direct", "group", "channel"), selected=filters.chat_type
+        ),
+    }
+
+
+def facet_choices(
+    facets: list[Facet], *, values: tuple[str, ...] | None, selected: str
+) -> list[Facet]:
+    """The choices of a filter with their counts: every known value (``values``, zero when
+    absent from the data) or the values found, plus the selected one even when it has none."""
+    counts = {facet.value: facet.count for facet in facets}
+    if values is not None:
+        choices = [Facet(value, counts.get(value, 0)) for value in values]
+    else:
+        choices = list(facets)
+    if selected and all(choice.value.lower() != selected.lower() for choice in choices):
+        choices.append(Facet(selected, 0))
+    return choices
