@@ -24,7 +24,7 @@ daphne_body.install(body_limit_for)
 
 application = ProtocolTypeRouter(
     {
-        "http": RequestBodyLimit(django_asgi_app),
+        "http": RequestBodyLimit(django_asgi_app),  # type: ignore[arg-type]  # ASGI signatures
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
     }

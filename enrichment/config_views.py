@@ -11,7 +11,13 @@ from asgiref.sync import sync_to_async
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -146,7 +152,7 @@ def _document_after_save(request: HttpRequest, config_id: int) -> dict[str, Any]
 
 @staff_member_required
 @require_POST
-def config_preview(request: HttpRequest, config_id: int) -> HttpResponse:
+def config_preview(request: HttpRequest, config_id: int) -> HttpResponseBase:
     """Dry run of the admin change form as posted: NDJSON lines ``progress`` then ``result``
     (or one ``error``)."""
     document = _document_after_save(request, config_id)

@@ -12,9 +12,9 @@ filters (``?status=media``, ``?status=attempts-failed``):
 
 from __future__ import annotations
 
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
-from enrichment.models import Attempt, Run
+from enrichment.models import Attempt, Run, RunQuerySet
 
 STATUSES = {"media": "media", "attempts-failed": "attempts failed"}
 
@@ -35,7 +35,7 @@ def status_condition(status: str) -> Q:
     raise ValueError(status)
 
 
-def with_derived_status(runs: QuerySet[Run]) -> QuerySet[Run]:
+def with_derived_status(runs: RunQuerySet) -> RunQuerySet:
     """Annotate ``has_media`` and ``attempts_failed`` (two subqueries per page, not per row)."""
     return runs.annotate(
         has_media=ExpressionWrapper(status_condition("media"), output_field=BooleanField()),

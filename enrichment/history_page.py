@@ -54,7 +54,7 @@ def result_count(filters: HistoryFilters) -> ResultCount:
 def _grouped(runs: QuerySet[Run], key: object) -> list[Facet]:
     rows = (
         runs.order_by()
-        .annotate(facet=key)  # type: ignore[arg-type]
+        .annotate(facet=key)
         .values("facet")
         .annotate(n=Count("pk"))
         .order_by("-n", "facet")[:FACET_LIMIT]

@@ -30,7 +30,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 import redis.asyncio as aioredis
@@ -71,12 +71,14 @@ def stream_mode() -> bool:
     With the in-memory layer (one process: tests, a single daphne) there is no Redis to
     hold a stream; ``services.enrichment_dispatch`` then hands the job over in process.
     """
-    backend = settings.CHANNEL_LAYERS.get("default", {}).get("BACKEND", "")
+    layers: dict[str, Any] = settings.CHANNEL_LAYERS
+    backend = str(layers.get("default", {}).get("BACKEND", ""))
     return services.workers_enabled() and backend.startswith("channels_redis")
 
 
 def prefix() -> str:
-    config = settings.CHANNEL_LAYERS.get("default", {}).get("CONFIG", {})
+    layers: dict[str, Any] = settings.CHANNEL_LAYERS
+    config = layers.get("default", {}).get("CONFIG", {})
     return str(config.get("prefix") or "asgi")
 
 
@@ -111,7 +113,7 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, aioredi
 def client() -> aioredis.Redis:
     """One asyncio client per event loop (a client is bound to the loop that made it)."""
     per_url = _clients.setdefault(asyncio.get_running_loop(), {})
-    url = settings.REDIS_URL
+    url = str(settings.REDIS_URL)  # stream mode implies REDIS_URL
     if url not in per_url:
         per_url[url] = aioredis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
     return per_url[url]
@@ -188,14 +190,20 @@ def queue_status() -> QueueStatus:
     """What ``/api/health`` shows: live workers, entries waiting and entries being run."""
     names = keys()
     sync_client = redis.Redis.from_url(
-        settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2
+        str(settings.REDIS_URL), socket_connect_timeout=2, socket_timeout=2
     )
     try:
-        workers = sync_client.zrangebyscore(names.workers, time.time() - HEARTBEAT_TTL, "+inf")
-        length = int(sync_client.xlen(names.stream))
+        # redis-py types its sync answers as Awaitable | Any; they are plain values here.
+        workers = cast(
+            list[bytes],
+            sync_client.zrangebyscore(names.workers, time.time() - HEARTBEAT_TTL, "+inf"),
+        )
+        length = int(cast(int, sync_client.xlen(names.stream)))
         try:
             group = next(
-                g for g in sync_client.xinfo_groups(names.stream) if g["name"] == GROUP.encode()
+                g
+                for g in cast(list[dict[str, Any]], sync_client.xinfo_groups(names.stream))
+                if g["name"] == GROUP.encode()
             )
             running, lag = int(group["pending"]), group.get("lag")
         except (redis.ResponseError, StopIteration):  # no group yet: no worker ever started

@@ -262,10 +262,11 @@ class StreamWorker:
     async def handle(self, entry_id: str, job: dict[str, str], *, taken_over: bool) -> None:
         try:
             claimed = await self.claim(job["job"])
+            frame: dict[str, Any] | None
             if claimed is True:
                 frame = await self.run(job)
             else:
-                frame = await self.take_over(job, claimant=claimed) if taken_over else None
+                frame = await self.take_over(job, claimant=str(claimed)) if taken_over else None
             if frame is not None:
                 await self.finish(entry_id, job, frame)
         except asyncio.CancelledError:

@@ -137,7 +137,12 @@ class WorkPool:
 async def _wait_readable(receiver: Connection, timeout: float) -> bool:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
-    loop.add_reader(receiver.fileno(), lambda: ready.done() or ready.set_result(True))
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(True)
+
+    loop.add_reader(receiver.fileno(), wake)
     try:
         async with asyncio.timeout(timeout):
             await ready
