@@ -19,8 +19,7 @@ from controlui.health import router as health_router
 from controlui.openapi_errors import add_error_responses
 from controlui.plumbing.errors import DomainError, InvalidInput
 from controlui.rich.api import router as canvas_router
-from enrichment.api import router as enrichment_router
-from enrichment.files_api import router as files_router
+from enrichment.api import config, enrich, explain, files, history, tools, versions
 
 logger = logging.getLogger(__name__)
 
@@ -91,8 +90,6 @@ def unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_router("/", health_router)
-api.add_router("/", enrichment_router)
+for area in (explain, enrich, history, config, versions, files, tools):
+    api.add_router("/", area.router)
 api.add_router("/", canvas_router)
-api.add_router("/", files_router)
-api.add_router("/", "enrichment.tools_api.router")
-api.add_router("/", "enrichment.versions_api.router")

@@ -41,8 +41,8 @@ CHUNK_BYTES = 64 * 1024
 
 def body_limit_for(method: str, path: str) -> int:
     """The most bytes of request body ``method path`` may carry."""
-    from enrichment.api import MAX_UPLOAD_FILES
-    from enrichment.files_api import UPLOAD_LIMITS
+    from enrichment.api.enrich import MAX_UPLOAD_FILES
+    from enrichment.api.files import UPLOAD_LIMITS
     from enrichment.media_glue import MAX_UPLOAD_BYTES
 
     if method.upper() == "POST":

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from controlui.plumbing.consumers import AuthenticatedJsonConsumer
 from controlui.plumbing.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
 from enrichment import jobqueue, services
-from enrichment.schemas import EnrichIn
+from enrichment.api.enrich import EnrichIn
 
 logger = logging.getLogger(__name__)
 

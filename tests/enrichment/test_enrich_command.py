@@ -8,8 +8,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from enrichment.api.limits import MAX_BODY_CHARS
 from enrichment.models import Run
-from enrichment.schemas import MAX_BODY_CHARS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,7 +12,7 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controlui.plumbing.errors import DomainError
-from enrichment.schemas import MAX_BODY_CHARS
+from enrichment.api.limits import MAX_BODY_CHARS
 from enrichment.services import EnrichRequest, enrichment_run
 
 

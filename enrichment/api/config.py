@@ -1,0 +1,49 @@
+"""The stored config: read it, replace it whole (staff), versioned."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Body, Router
+
+from controlui.plumbing.permissions import require_staff
+from enrichment import config_versions, services
+from enrichment.config_store import config_document
+
+router = Router(tags=["config"])
+
+
+@router.get("/config", tags=["config"])
+def config_get(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
+    """The stored config in OpenClaw's shape; the ``ETag`` header is its version number
+    (send it back as ``If-Match`` on ``PUT``)."""
+    response["ETag"] = f'"{config_versions.latest_number()}"'
+    return config_document()
+
+
+@router.put("/config", tags=["config"])
+def config_put(
+    request: HttpRequest,
+    response: HttpResponse,
+    document: Body[dict[str, Any]],
+    baseVersion: int | None = None,  # noqa: N803 - the query parameter's public name
+    note: str = "",
+) -> dict[str, Any]:
+    """Replace the whole config (staff). Keys left out return to their defaults; on any
+    validation error nothing changes and the 422 lists every path at fault. With a base
+    version (``If-Match: "3"`` or ``?baseVersion=3``) a config that moved on since is a 409
+    naming that version; an accepted change becomes a new config version."""
+    require_staff(request)
+    base = config_versions.parse_base_version(
+        request.headers.get("If-Match") or (str(baseVersion) if baseVersion is not None else None)
+    )
+    stored = services.config_replace(
+        document=document,
+        source="api",
+        author=request.user.get_username(),
+        note=note,
+        base_version=base,
+    )
+    response["ETag"] = f'"{config_versions.latest_number()}"'
+    return stored

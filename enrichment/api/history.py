@@ -1,0 +1,83 @@
+"""Decision history: the filtered, keyset-paged list, one run's record, the export."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from django.http import HttpRequest, StreamingHttpResponse
+from ninja import Router, Schema
+from pydantic import BaseModel, Field
+
+from controlui.plumbing.keyset import MAX_PAGE_SIZE
+from enrichment import selectors, services
+from enrichment.api.enrich import StageRecordsOut
+from enrichment.exports import export_response
+from enrichment.records import decision_record
+from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
+
+
+class DecisionSummary(BaseModel):
+    runId: int
+    createdAt: datetime
+    channel: str
+    chatType: str
+    sessionKey: str
+    agentId: str
+    outcome: str
+    urlCount: int
+    durationMs: int | None
+
+
+class DecisionPage(Schema):
+    items: list[DecisionSummary]
+    nextCursor: str | None
+
+
+class DecisionDetail(DecisionSummary, StageRecordsOut):
+    messageId: str
+    finishedAt: datetime | None
+    originalBody: str
+    enrichedBody: str
+    error: str
+    links: dict[str, Any]
+    media: list[dict[str, Any]]
+    configSnapshot: dict[str, Any]
+
+
+router = Router(tags=["history"])
+
+# Largest primary key a BigAutoField can hold: larger ids are a 422, not a database overflow.
+MAX_ROW_ID = 2**63 - 1
+
+
+@router.get("/decisions", response=DecisionPage, tags=["history"])
+def decisions(
+    request: HttpRequest,
+    cursor: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+) -> dict[str, Any]:
+    """History, newest first. Filters: outcome, channel, chatType, sessionKey (prefix),
+    url (substring), q (text in the bodies and summaries), since, until."""
+    page = selectors.decision_list(
+        filters=HistoryFilters.from_params(request.GET.dict()), cursor=cursor, limit=limit
+    )
+    return {
+        "items": [services.run_summary(run) for run in page.items],
+        "nextCursor": page.next_cursor,
+    }
+
+
+@router.get("/decisions/export", tags=["history"])
+def decisions_export(request: HttpRequest, format: str = "json") -> StreamingHttpResponse:
+    """The filtered history as a streamed CSV or JSON download."""
+    filters = HistoryFilters.from_params(request.GET.dict())
+    return export_response(filters=filters, format=format)
+
+
+@router.get("/decisions/{run_id}", response=DecisionDetail, tags=["history"])
+def decision_detail(
+    request: HttpRequest,
+    run_id: Annotated[int, Field(ge=1, le=MAX_ROW_ID)],
+) -> dict[str, Any]:
+    return decision_record(selectors.decision_get(run_id=run_id))
