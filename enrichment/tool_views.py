@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from controlui.plumbing.errors import InvalidInput
-from enrichment.tool_access import stored_config, tool_access_report
+from enrichment.selectors.tool_access import stored_config, tool_access_report
 
 MAX_FIELD_CHARS = 200
 

@@ -12,12 +12,13 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from controlui.plumbing.errors import InvalidInput, NotFound
-from enrichment import selectors, stats
+from enrichment import selectors
 from enrichment.derived_status import STATUSES, derived_status_set
-from enrichment.explain import ExplainQuery, explain_message, matched_scope_rule
-from enrichment.history_page import history_page
 from enrichment.models import Run
-from enrichment.run_config import run_config_compare
+from enrichment.selectors import stats
+from enrichment.selectors.explain import ExplainQuery, explain_message, matched_scope_rule
+from enrichment.selectors.history_page import history_page
+from enrichment.selectors.run_config import run_config_compare
 from enrichment.stages import stage_sections
 
 HISTORY_PAGE_SIZE = 50

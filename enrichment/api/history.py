@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 from controlui.plumbing.keyset import MAX_PAGE_SIZE
 from enrichment import selectors, services
 from enrichment.api.enrich import StageRecordsOut
-from enrichment.exports import export_response
-from enrichment.records import decision_record
 from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
+from enrichment.selectors.exports import export_response
+from enrichment.selectors.records import decision_record
 
 
 class DecisionSummary(BaseModel):

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 from pydantic import Field, field_validator
 
-from enrichment.tool_access import tools_resolve
+from enrichment.selectors.tool_access import tools_resolve
 
 router = Router(tags=["explain"])
 

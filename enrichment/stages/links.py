@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from enrichment import stats
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
 from enrichment.pipeline.links.stage import LinkResult, LinksStage
+from enrichment.selectors import stats
 from enrichment.stages.spec import StageEnv, StageSpec
 from enrichment.storable import storable_json, storable_text
 

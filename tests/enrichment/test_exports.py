@@ -10,8 +10,8 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from enrichment import selectors
-from enrichment.exports import csv_cell
 from enrichment.models import Run
+from enrichment.selectors.exports import csv_cell
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from enrichment import history_page
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.selectors import history_page
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.records import decision_record
 from enrichment.selectors import HistoryFilters, decision_get, decision_list
+from enrichment.selectors.records import decision_record
 
 pytestmark = pytest.mark.django_db
 

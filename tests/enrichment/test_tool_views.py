@@ -13,8 +13,8 @@ from django.urls import reverse
 from enrichment.models import EnrichmentConfig
 from enrichment.pipeline.policy.inventory import BUILTIN_TOOL_NAMES
 from enrichment.pipeline.policy.resolve import Removal, ToolResolution
+from enrichment.selectors.tool_access import group_tools
 from enrichment.services import config_replace
-from enrichment.tool_access import group_tools
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.utils import timezone
 
-from enrichment import stats
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.selectors import stats
 from enrichment.services import config_replace
 from tests.enrichment.conftest import summarizer_config
 

@@ -1,4 +1,7 @@
-"""Reads of the decision log: history pages (keyset), one run, exports, neighbours."""
+"""Reads: the decision-log selectors here (history pages with keyset paging, one run, export
+chunks, neighbours); the other read models beside them — ``stats`` (overview), ``explain``,
+``tool_access``, ``records`` (a run's API record), ``exports``, ``history_page`` (count and
+facets), ``run_config`` (a run's config against today's)."""
 
 from __future__ import annotations
 
