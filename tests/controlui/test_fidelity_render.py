@@ -76,9 +76,20 @@ def test_structured_media_urls_accept_a_bare_filename(user_client: Client) -> No
 
 @pytest.mark.parametrize(
     "entry",
-    ["../image.png", "~user/image.png", "image", "javascript:alert(1).png", "a.png\x00.sh"],
+    ["../image.png", "~user/image.png", "image", "javascript:alert(1).png", "a.png\x1f.sh"],
     ids=["traversal", "other-home", "no-extension", "script-scheme", "control-character"],
 )
 def test_structured_media_urls_still_refuse_unsafe_entries(user_client: Client, entry: str) -> None:
     result = render(user_client, text="hi", mediaUrls=[entry])
     assert result["mediaUrls"] == []
+
+
+def test_a_nul_in_structured_media_urls_is_refused_naming_the_entry(user_client: Client) -> None:
+    # NUL never reaches the renderer: the API's input guard refuses it (422, field named).
+    response = user_client.post(
+        "/api/render",
+        {"text": "hi", "mediaUrls": ["a.png\x00.sh"]},
+        content_type="application/json",
+    )
+    assert response.status_code == 422
+    assert response.json()["errors"] == ["mediaUrls.0: contains a NUL character (U+0000)"]
