@@ -13,10 +13,13 @@ from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  #
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from controlui.routing import websocket_urlpatterns  # noqa: E402
+from enrichment.link_builtin import start_extraction_pool  # noqa: E402
 from enrichment.startup import recover_interrupted_runs  # noqa: E402
 from enrichment.workers import EnrichmentWorker  # noqa: E402
 
 recover_interrupted_runs()
+# Pre-warmed before the first request: the built-in link-understand extracts pages there.
+start_extraction_pool()
 
 application = ProtocolTypeRouter(
     {

@@ -97,6 +97,8 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = read_redis_url("REDIS_URL")
+# Processes that extract pages for the built-in link-understand (started with the server).
+EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

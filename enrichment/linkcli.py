@@ -9,56 +9,55 @@ the exit code is 1 and stderr gets one line, ``<origin>: <reason>``. Bad argumen
 The SSRF policy comes from ``LINK_UNDERSTAND_SSRF_POLICY`` (JSON, camelCase ``ssrfPolicy``
 shape, e.g. ``{"allowPrivateNetwork": true}``); without it the strict default applies. With
 ``DJANGO_SETTINGS_MODULE`` set, results are cached for 15 minutes in Django's default cache.
+
+Start-up is kept short: the extractor (trafilatura, lxml) loads only when a page is extracted,
+and Django only to reach the shared cache, with settings alone (no ``django.setup()``: a cache
+needs no installed apps). The server runs the same code in-process for the bare command name
+(``enrichment.pipeline.link_understand``).
 """
 
 from __future__ import annotations
 
-import argparse
-import gzip
 import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from enrichment.pipeline.extraction import ExtractionError, ExtractMode, extract_html
-from enrichment.pipeline.ssrf import DEFAULT_POLICY, SsrfPolicy
-from enrichment.pipeline.webfetch import (
-    FetchError,
-    FetchResponse,
-    PageCache,
-    compose_page_text,
-    fetch_guarded,
-    read_page,
+from enrichment.pipeline.link_understand import (
+    CACHE_TTL_SECONDS,
+    PageRequest,
+    build_parser,
+    page_output,
+    parse_request,
 )
-from enrichment.pipeline.wrapper import resolve_max_chars, wrap_with_limit
+from enrichment.pipeline.ssrf import DEFAULT_POLICY, SsrfPolicy
+from enrichment.pipeline.webfetch import FetchError, FetchResponse, PageCache
+
+if TYPE_CHECKING:
+    from enrichment.pipeline.extraction import ExtractMode
 
 POLICY_ENV = "LINK_UNDERSTAND_SSRF_POLICY"
-CACHE_TTL_SECONDS = 15 * 60
+__all__ = ["CACHE_TTL_SECONDS", "POLICY_ENV", "main", "policy_from_env"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    if args.base_url and not args.html_file:
-        parser.error("--base-url only applies to --html-file")
+    parser = build_parser()
+    request = parse_request(parser, sys.argv[1:] if argv is None else argv)
     try:
         policy = policy_from_env(os.environ.get(POLICY_ENV))
     except ValueError as error:
         parser.error(f"{POLICY_ENV}: {error}")
-    max_chars = resolve_max_chars(args.max_chars)
-    mode: ExtractMode = args.format
-    origin = str(args.html_file) if args.html_file else _origin(args.url)
+    from enrichment.pipeline.extraction import ExtractionError
+
     try:
-        if args.html_file:
-            output = _from_file(args, mode, max_chars)
-        else:
-            output = _from_url(args, policy, mode, max_chars)
+        output = _from_file(request) if request.html_file else _from_url(request, policy)
     except (FetchError, ExtractionError) as error:
-        print(f"{origin}: {error.reason}", file=sys.stderr)
+        print(f"{request.origin}: {error.reason}", file=sys.stderr)
         return 1
     except OSError as error:
-        print(f"{origin}: {error.strerror or error}", file=sys.stderr)
+        print(f"{request.origin}: {error.strerror or error}", file=sys.stderr)
         return 1
     sys.stdout.write(output + "\n")
     return 0
@@ -77,26 +76,35 @@ def policy_from_env(raw: str | None) -> SsrfPolicy:
     return SsrfPolicy.from_dict(data)
 
 
-def _from_url(
-    args: argparse.Namespace, policy: SsrfPolicy, mode: ExtractMode, max_chars: int
-) -> str:
+def _from_url(request: PageRequest, policy: SsrfPolicy) -> str:
+    from enrichment.pipeline.webfetch import fetch_guarded, read_page
+
     def fetch(url: str) -> FetchResponse:
-        return fetch_guarded(url, policy=policy, timeout_seconds=args.timeout)
+        return fetch_guarded(url, policy=policy, timeout_seconds=request.timeout)
 
-    cache = None if args.no_cache else _django_cache()
+    mode: ExtractMode = request.mode
+    cache = None if request.no_cache else _django_cache()
     result = read_page(
-        args.url, policy=policy, mode=mode, max_chars=max_chars, cache=cache, fetch=fetch
+        request.url or "",
+        policy=policy,
+        mode=mode,
+        max_chars=request.max_chars,
+        cache=cache,
+        fetch=fetch,
     )
-    return result.content[:max_chars] if args.no_wrap else result.text
+    return page_output(result, request)
 
 
-def _from_file(args: argparse.Namespace, mode: ExtractMode, max_chars: int) -> str:
-    raw = Path(args.html_file).read_bytes()
-    if args.html_file.endswith(".gz"):
-        raw = gzip.decompress(raw)
-    extracted = extract_html(raw, None, mode=mode, base_url=args.base_url)
-    content = compose_page_text(extracted, mode)
-    return content[:max_chars] if args.no_wrap else wrap_with_limit(content, max_chars).text
+def _from_file(request: PageRequest) -> str:
+    from enrichment.pipeline.extraction import ExtractionError
+    from enrichment.pipeline.link_understand import extract_file
+
+    path = request.html_file or ""
+    output, reason = extract_file(Path(path).read_bytes(), path.endswith(".gz"), request.mode,
+                                  request.base_url, request.max_chars, not request.no_wrap)  # fmt: skip
+    if reason is not None:
+        raise ExtractionError(reason)
+    return str(output)
 
 
 def _django_cache() -> PageCache | None:
@@ -104,10 +112,9 @@ def _django_cache() -> PageCache | None:
     if not os.environ.get("DJANGO_SETTINGS_MODULE"):
         return None
     try:
-        import django
         from django.core.cache import cache
 
-        django.setup()
+        cache.get("link-understand:probe")  # loads the settings and connects, or fails here
     except Exception:  # a CLI run must not fail because the cache is unavailable
         return None
 
@@ -115,51 +122,6 @@ def _django_cache() -> PageCache | None:
         cache.set(key, value, timeout=CACHE_TTL_SECONDS)
 
     return PageCache(get=cache.get, set=store)
-
-
-def _origin(url: str) -> str:
-    scheme, separator, rest = url.strip().partition("://")
-    if not separator:
-        return url.strip()
-    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
-    return f"{scheme.lower()}://{authority}"
-
-
-def _positive_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not number > 0 or number == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {value!r}")
-    return number
-
-
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value!r}")
-    return number
-
-
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="link-understand",
-        description="Fetch a web page through the SSRF guard and print its main content.",
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--url", help="http(s) URL to fetch")
-    source.add_argument("--html-file", help="extract a local .html (or .html.gz) file")
-    parser.add_argument("--base-url", help="URL the --html-file was served from")
-    parser.add_argument("--format", choices=("markdown", "text"), default="markdown")
-    parser.add_argument("--max-chars", type=_positive_int, help="default 50000 (also the cap)")
-    parser.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds")
-    parser.add_argument("--no-cache", action="store_true", help="bypass the result cache")
-    parser.add_argument("--no-wrap", action="store_true", help="print without the wrapper")
-    return parser
 
 
 if __name__ == "__main__":

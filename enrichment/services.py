@@ -26,7 +26,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlui.errors import DomainError, InvalidInput
+from enrichment.config_cache import config_cached
 from enrichment.config_store import config_document, config_write
+from enrichment.link_builtin import link_runner
 from enrichment.media_glue import media_records, media_run
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config import Config, ConfigError, effective_links_config
@@ -112,6 +114,11 @@ def workers_enabled() -> bool:
 
 
 def config_load() -> tuple[Config, dict[str, Any]]:
+    """The stored config, parsed; kept in memory until a config row changes (any process)."""
+    return config_cached(_config_read)
+
+
+def _config_read() -> tuple[Config, dict[str, Any]]:
     document = config_document()
     try:
         return parse_config(document), document
@@ -313,7 +320,12 @@ async def enrichment_run(
             links_config,
             dataclasses.replace(context, body=media.body),
             policy=config.web_fetch.ssrf_policy,
-            runner=runner,
+            # The bare ``link-understand`` runs in this process; any other command as before.
+            runner=link_runner(
+                policy=config.web_fetch.ssrf_policy,
+                subprocess=runner,
+                resolve=lambda host: resolve_host(host),
+            ),
             resolve=lambda host: resolve_host(host),
             on_progress=progress,
         )

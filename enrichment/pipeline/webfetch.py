@@ -27,15 +27,10 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 import httpx
 
-from enrichment.pipeline.extraction import (
-    ExtractedContent,
-    ExtractMode,
-    extract_content,
-    media_type_of,
-)
 from enrichment.pipeline.ssrf import (
     Resolver,
     SsrfPolicy,
@@ -43,6 +38,9 @@ from enrichment.pipeline.ssrf import (
     system_resolve,
 )
 from enrichment.pipeline.wrapper import wrap_with_limit
+
+if TYPE_CHECKING:  # extraction (trafilatura, lxml) loads only where pages are extracted
+    from enrichment.pipeline.extraction import ExtractedContent, ExtractMode
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_2) AppleWebKit/537.36 "
@@ -358,16 +356,38 @@ def read_page(
     if cache is not None:
         hit = cache.get(key)
         if hit is not None:
-            stored = json.loads(hit)
-            stored["warnings"] = tuple(stored["warnings"])
-            return replace(PageResult(**stored), cached=True)
+            return page_result_from_cache(hit)
     response = fetch(url) if fetch is not None else fetch_guarded(url, policy=policy)
+    result = page_result_from_response(url, response, mode, max_chars)
+    if cache is not None:
+        cache.set(key, page_result_to_cache(result))
+    return result
+
+
+def page_result_from_cache(stored_json: str) -> PageResult:
+    """A cached entry back to a PageResult marked ``cached``."""
+    stored = json.loads(stored_json)
+    stored["warnings"] = tuple(stored["warnings"])
+    return replace(PageResult(**stored), cached=True)
+
+
+def page_result_to_cache(result: PageResult) -> str:
+    return json.dumps(asdict(result))
+
+
+def page_result_from_response(
+    url: str, response: FetchResponse, mode: ExtractMode, max_chars: int
+) -> PageResult:
+    """Extract, compose and wrap a fetched body: the CPU-bound half of ``read_page`` (the
+    in-process fetcher runs it in its extraction pool). Raises ExtractionError."""
+    from enrichment.pipeline.extraction import extract_content, media_type_of
+
     extracted = extract_content(
         response.body, response.content_type, mode=mode, base_url=response.final_url
     )
     content = compose_page_text(extracted, mode)
     wrapped = wrap_with_limit(content, max_chars)
-    result = PageResult(
+    return PageResult(
         url=url,
         final_url=response.final_url,
         status=response.status,
@@ -381,9 +401,6 @@ def read_page(
         raw_length=wrapped.raw_length,
         warnings=response.warnings,
     )
-    if cache is not None:
-        cache.set(key, json.dumps(asdict(result)))
-    return result
 
 
 def compose_page_text(extracted: ExtractedContent, mode: ExtractMode) -> str:
