@@ -1,72 +1,67 @@
-"""The parsed stored config, kept in memory per config generation.
+"""The parsed stored config, kept in memory per config version.
 
-Reading the config is four queries and a parse; it was done for every message. Now each
-process keeps the last parsed ``(Config, document)`` with the *generation* it was read under.
-The generation is a token in the shared cache (Redis when configured, so web processes and
-workers see the same one): any save or delete of a config row replaces it, so the next message
-in every process reads the config again — a saved change applies to the very next message.
+Reading the config was four queries and a parse for every message. Now each process keeps
+the last parsed ``(Config, document)`` with the *stamp* of the active config row it was read
+under — ``(id, updated_at)`` — and checks the stamp with one indexed query per message. Any
+saved or deleted config row (the config itself, its agents, scope rules or link models, from
+the admin, the API, an import, or another process such as ``manage.py`` or a worker) moves
+the stamp in the same transaction, so the very next message in every process reads the
+config again. The database is the one place every process shares, with or without Redis.
 
-Order matters (a race): the token is replaced when the row is saved *and again after the
-transaction commits*. A process that read the old token and then the new rows only keeps
-them under the old token, which is already stale; one that sees the newest token started
-reading after the commit. A token lost from the cache (eviction, Redis restart) means
-"unknown": the config is read again and a new token is issued.
+A race we accept on purpose: a process that read the old stamp and then already the new rows
+keeps them under the old stamp, so the next message simply reads them once more.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from django.core.cache import cache
-from django.db import transaction
 from django.db.models.signals import post_delete, post_save
+from django.utils import timezone
 
+from enrichment.models import Agent, EnrichmentConfig, LinkModel, ScopeRule
 from enrichment.pipeline.config import Config
 
-GENERATION_KEY = "enrichment-config-generation"
 Loaded = tuple[Config, dict[str, Any]]
+Stamp = tuple[int, datetime]
 
 _lock = threading.Lock()
-_memo: tuple[str, Config, dict[str, Any]] | None = None
+_memo: tuple[Stamp, Config, dict[str, Any]] | None = None
+
+
+def config_stamp() -> Stamp | None:
+    """The active config's version: its id and when any part of it last changed."""
+    row = EnrichmentConfig.objects.filter(is_active=True).values_list("pk", "updated_at").first()
+    return (row[0], row[1]) if row else None
 
 
 def config_cached(load: Callable[[], Loaded]) -> Loaded:
-    """``load()``'s answer, reused while the generation token has not changed."""
+    """``load()``'s answer, reused while the active config's stamp has not moved."""
     global _memo
-    generation = cache.get(GENERATION_KEY)
+    stamp = config_stamp()
     memo = _memo
-    if generation is not None and memo is not None and memo[0] == generation:
+    if stamp is not None and memo is not None and memo[0] == stamp:
         return memo[1], copy.deepcopy(memo[2])
-    if generation is None:
-        cache.add(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-        generation = cache.get(GENERATION_KEY)
     config, document = load()
-    if generation is not None:
+    stamp = stamp or config_stamp()  # a fresh install created the default row just now
+    if stamp is not None:
         with _lock:
-            _memo = (generation, config, copy.deepcopy(document))
+            _memo = (stamp, config, copy.deepcopy(document))
     return config, document
 
 
-def config_invalidate() -> None:
-    """Forget this process's copy and make every other process read the config again."""
-    global _memo
-    with _lock:
-        _memo = None
-    cache.set(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-
-
-def _changed(**_kwargs: Any) -> None:
-    config_invalidate()
-    transaction.on_commit(config_invalidate)
+def _touch(sender: type, instance: Any, **_kwargs: Any) -> None:
+    config_id = instance.pk if sender is EnrichmentConfig else instance.config_id
+    # ``update`` (no signal, no recursion); for the config row itself it also covers a
+    # ``save(update_fields=...)`` that left ``updated_at`` out.
+    EnrichmentConfig.objects.filter(pk=config_id).update(updated_at=timezone.now())
 
 
 def connect_signals() -> None:
-    from enrichment.models import Agent, EnrichmentConfig, LinkModel, ScopeRule
-
     for model in (EnrichmentConfig, Agent, ScopeRule, LinkModel):
-        post_save.connect(_changed, sender=model, dispatch_uid=f"config-cache-{model.__name__}")
-        post_delete.connect(_changed, sender=model, dispatch_uid=f"config-del-{model.__name__}")
+        post_save.connect(_touch, sender=model, dispatch_uid=f"config-stamp-save-{model.__name__}")
+        post_delete.connect(_touch, sender=model, dispatch_uid=f"config-stamp-del-{model.__name__}")

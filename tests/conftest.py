@@ -17,17 +17,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
 
 
-@pytest.fixture(autouse=True)
-def _fresh_config_memo() -> Iterator[None]:
-    """A test's database is rolled back behind the app's back: forget the parsed config so
-    the next test reads its own (in production every change goes through a saved row)."""
-    from enrichment import config_cache
-
-    config_cache._memo = None
-    yield
-    config_cache._memo = None
-
-
 @pytest.fixture
 def user(db, django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-pass-123")

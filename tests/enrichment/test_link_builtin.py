@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.utils import timezone
 
 from enrichment.consumers import EnrichConsumer
-from enrichment.models import Attempt, LinkModel, Run
+from enrichment.models import Attempt, EnrichmentConfig, LinkModel, Run
 from enrichment.services import EnrichRequest, config_load, config_replace, enrichment_run
 from tests.enrichment.pipeline.test_webfetch import ARTICLE, LocalServer, page, send
 from tests.enrichment.pipeline.test_webfetch import server as server  # noqa: F401 (fixture)
@@ -126,9 +127,19 @@ def test_the_parsed_config_is_not_read_again_while_nothing_changed(
 ) -> None:
     config_replace(document=builtin_config())
     config_load()
-    with django_assert_num_queries(0):
+    with django_assert_num_queries(1):  # the version check only
         config, _document = config_load()
     assert config.links.models[0].command == "link-understand"
+
+
+def test_a_change_written_by_another_process_applies_to_the_next_message() -> None:
+    """No shared cache needed: ``manage.py import_openclaw_config`` against a running server."""
+    config_replace(document=builtin_config())
+    assert config_load()[0].links.models[0].args == ("--url", "{{LinkUrl}}")
+    # What another process's write looks like from here: rows changed, nothing in memory told.
+    LinkModel.objects.filter(config__is_active=True).update(args=["--url", "{{LinkUrl}}", "-x"])
+    EnrichmentConfig.objects.filter(is_active=True).update(updated_at=timezone.now())
+    assert config_load()[0].links.models[0].args == ("--url", "{{LinkUrl}}", "-x")
 
 
 async def test_a_disconnect_mid_fetch_interrupts_the_run_and_the_next_one_succeeds(
