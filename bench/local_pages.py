@@ -16,10 +16,30 @@ from pathlib import Path
 
 CORPUS_DIR = Path(__file__).resolve().parent / "data" / "extraction"
 
-_WORDS = (
-    "harbour tide lantern meadow granite orchard compass willow ember summit river "
-    "quarry thistle beacon cedar valley ferry pebble glacier saddle copper marsh"
-).split()
+_WORDS = [
+    "harbour",
+    "tide",
+    "lantern",
+    "meadow",
+    "granite",
+    "orchard",
+    "compass",
+    "willow",
+    "ember",
+    "summit",
+    "river",
+    "quarry",
+    "thistle",
+    "beacon",
+    "cedar",
+    "valley",
+    "ferry",
+    "pebble",
+    "glacier",
+    "saddle",
+    "copper",
+    "marsh",
+]
 
 
 def corpus_pages() -> list[bytes]:
@@ -133,5 +153,25 @@ def process_tree_rss(pid: int) -> int:
         for line in status.splitlines():
             if line.startswith("VmRSS:"):
                 total += int(line.split()[1]) * 1024
+        stack += [int(child) for child in children]
+    return total
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants (children that already
+    exited are counted by the kernel in their parent's ``cutime``/``cstime`` only once reaped)."""
+    import os
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(") ", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
         stack += [int(child) for child in children]
     return total
