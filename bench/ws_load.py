@@ -100,6 +100,7 @@ async def client(
         origin=live.base_url,  # type: ignore[arg-type]
         additional_headers={"Cookie": cookie},
         max_queue=None,
+        open_timeout=120,  # a loaded 2-core machine accepts 200 sockets slowly
     ) as socket:
         for number in range(messages):
             request_id = f"c{index}-m{number}"
@@ -142,7 +143,7 @@ async def drive(
     link_for: LinkFor = summarizer_link,
     expected: Expected = summarizer_expected,
 ) -> tuple[Tally, float]:
-    cookie = live.cookie_header()
+    cookie = login(live)
     tally = Tally()
     started = time.perf_counter()
     outcomes = await asyncio.gather(
@@ -218,6 +219,7 @@ async def echo_client(live: LiveServer, cookie: str, messages: int, tally: Tally
         origin=live.base_url,  # type: ignore[arg-type]
         additional_headers={"Cookie": cookie},
         max_queue=None,
+        open_timeout=120,  # a loaded 2-core machine accepts 200 sockets slowly
     ) as socket:
         json.loads(await socket.recv())  # hello
         for number in range(messages):
@@ -231,11 +233,29 @@ async def echo_client(live: LiveServer, cookie: str, messages: int, tally: Tally
                 tally.errors.append(f"unexpected echo {answer}")
 
 
+def login(live: LiveServer, attempts: int = 5) -> str:
+    """The session cookie; retried, since a loaded machine can make the login time out."""
+    for attempt in range(attempts):
+        try:
+            return live.cookie_header()
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(2)
+    raise AssertionError("unreachable")
+
+
 async def drive_echo(live: LiveServer, clients: int, messages: int) -> tuple[Tally, float]:
-    cookie = live.cookie_header()
+    cookie = login(live)
     tally = Tally()
     started = time.perf_counter()
-    await asyncio.gather(*(echo_client(live, cookie, messages, tally) for _ in range(clients)))
+    outcomes = await asyncio.gather(
+        *(echo_client(live, cookie, messages, tally) for _ in range(clients)),
+        return_exceptions=True,
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            tally.errors.append(f"echo client failed: {type(outcome).__name__}: {outcome}")
     return tally, time.perf_counter() - started
 
 
@@ -376,7 +396,8 @@ def main() -> None:
         extraction_rate = extraction_pages_per_second(min(sent, 400))
         print(
             f"echo ceiling:  {echo_rate:.0f} messages/s (/ws/ping/, same clients and messages,"
-            f" p50 {statistics.median(echo_tally.latencies) * 1000:.0f} ms)"
+            f" p50 {statistics.median(echo_tally.latencies or [0]) * 1000:.0f} ms,"
+            f" {echo_tally.results} answered, {len(echo_tally.errors)} failures)"
         )
         print(f"raw extraction: {extraction_rate:.0f} pages/s (one process, same pages, no fetch)")
         print(
