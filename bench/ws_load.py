@@ -399,6 +399,8 @@ def main() -> None:
             f" p50 {statistics.median(echo_tally.latencies or [0]) * 1000:.0f} ms,"
             f" {echo_tally.results} answered, {len(echo_tally.errors)} failures)"
         )
+        for error in sorted(set(echo_tally.errors))[:3]:
+            print(f"  e.g. {error}")
         print(f"raw extraction: {extraction_rate:.0f} pages/s (one process, same pages, no fetch)")
         print(
             f"ratios:        enrich / echo {rate / echo_rate:.2f};"

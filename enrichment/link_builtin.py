@@ -21,13 +21,8 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.core.cache import cache
 
-from enrichment.pipeline.link_understand import (
-    CACHE_TTL_SECONDS,
-    AsyncPageCache,
-    is_builtin,
-    run_in_process,
-    warm_up,
-)
+from enrichment.pipeline.link_understand import CACHE_TTL_SECONDS, is_builtin, warm_up
+from enrichment.pipeline.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.process_pool import ProcessPool
 from enrichment.pipeline.runner import DEFAULT_MAX_STDOUT_BYTES, CommandResult, CommandRunner
 from enrichment.pipeline.ssrf import Resolver, SsrfPolicy

@@ -33,10 +33,10 @@ from enrichment.pipeline.link_understand import (
     parse_request,
 )
 from enrichment.pipeline.ssrf import DEFAULT_POLICY, SsrfPolicy
-from enrichment.pipeline.webfetch import FetchError, FetchResponse, PageCache
 
 if TYPE_CHECKING:
     from enrichment.pipeline.extraction import ExtractMode
+    from enrichment.pipeline.webfetch import FetchResponse, PageCache
 
 POLICY_ENV = "LINK_UNDERSTAND_SSRF_POLICY"
 __all__ = ["CACHE_TTL_SECONDS", "POLICY_ENV", "main", "policy_from_env"]
@@ -49,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy = policy_from_env(os.environ.get(POLICY_ENV))
     except ValueError as error:
         parser.error(f"{POLICY_ENV}: {error}")
+    # Imported only now: --help and bad arguments need neither httpx nor the extractor.
     from enrichment.pipeline.extraction import ExtractionError
+    from enrichment.pipeline.webfetch import FetchError
 
     try:
         output = _from_file(request) if request.html_file else _from_url(request, policy)
@@ -117,6 +119,8 @@ def _django_cache() -> PageCache | None:
         cache.get("link-understand:probe")  # loads the settings and connects, or fails here
     except Exception:  # a CLI run must not fail because the cache is unavailable
         return None
+
+    from enrichment.pipeline.webfetch import PageCache
 
     def store(key: str, value: str) -> None:
         cache.set(key, value, timeout=CACHE_TTL_SECONDS)

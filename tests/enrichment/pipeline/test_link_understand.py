@@ -20,13 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from enrichment.pipeline.link_understand import (
-    IN_PROCESS_TYPE,
-    AsyncPageCache,
-    is_builtin,
-    run_in_process,
-    warm_up,
-)
+from enrichment.pipeline.link_understand import IN_PROCESS_TYPE, is_builtin, warm_up
+from enrichment.pipeline.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.process_pool import ProcessPool
 from enrichment.pipeline.runner import CommandResult, run_command
 from tests.enrichment.pipeline import pool_jobs
