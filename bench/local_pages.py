@@ -108,9 +108,13 @@ def page_server() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.request_queue_size = 1024
+    class Server(ThreadingHTTPServer):
+        # listen() backlog: 200 clients connect at once; the default 5 drops SYNs, and a
+        # dropped SYN is retried after 1, 3, 7, 15 s — latency that is the page server's.
+        request_queue_size = 1024
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
