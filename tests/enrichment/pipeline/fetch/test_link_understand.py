@@ -17,12 +17,16 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from enrichment.linkcli import fetch_environment
+from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.link_understand import IN_PROCESS_TYPE, is_builtin, warm_up
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.fetch.process_pool import ProcessPool
+from enrichment.pipeline.fetch.ssrf import SsrfPolicy
 from enrichment.pipeline.runner import CommandResult, run_command
 from tests.enrichment.pipeline.fetch import pool_jobs
 from tests.enrichment.pipeline.fetch.test_webfetch import (
@@ -250,3 +254,110 @@ async def test_a_run_timing_out_in_extraction_leaves_no_worker_stuck(
 )
 def test_only_the_bare_name_runs_in_process(argv: tuple[str, ...], builtin: bool) -> None:
     assert is_builtin(argv) is builtin
+
+
+# --- the stored tools.web.fetch settings (issue 15) and the cache rules (issue 17) ----------
+
+SETTINGS_CASES = [
+    ("config-max-chars", ["--url", "{u}/article"], {"max_chars": 300}),
+    ("flag-beats-config", ["--url", "{u}/article", "--max-chars", "200"], {"max_chars": 300}),
+    ("cap-beats-flag", ["--url", "{u}/article", "--max-chars", "900"], {"max_chars_cap": 150}),
+    ("config-body-limit", ["--url", "{u}/huge", "--no-wrap"], {"max_response_bytes": 32_000}),
+    ("config-no-redirects", ["--url", "{u}/loop-a"], {"max_redirects": 0}),
+    ("config-timeout", ["--url", "{u}/slow"], {"timeout_seconds": 1}),
+    ("flag-timeout-beats-config", ["--url", "{u}/slow", "--timeout", "1"], {"timeout_seconds": 9}),
+    ("user-agent", ["--url", "{u}/ua"], {"user_agent": "TidePool/1.0"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "fields"), [c[1:] for c in SETTINGS_CASES], ids=[c[0] for c in SETTINGS_CASES]
+)
+async def test_in_process_applies_the_stored_fetch_settings_like_the_subprocess(
+    server: LocalServer,  # noqa: F811
+    pool: ProcessPool,
+    args: list[str],
+    fields: dict[str, Any],
+) -> None:
+    """The subprocess gets ``tools.web.fetch`` in ``LINK_UNDERSTAND_FETCH``; the in-process run
+    gets the same ``WebFetchConfig`` and must give the same answer."""
+    install_routes(server)
+    server.routes["/ua"] = page(ARTICLE)
+    settings = WebFetchConfig(ssrf_policy=LOCAL, **fields)
+    argv = ("link-understand", *(arg.format(u=server.url("")) for arg in args))
+    env = script_env(**fetch_environment(settings))
+    spawned = await run_command(argv, timeout_seconds=20, env=env)
+    inside = await run_in_process(
+        argv, timeout_seconds=20, policy=LOCAL, settings=settings, extract=pool.run
+    )
+    assert comparable(inside) == comparable(spawned)
+    if "user_agent" in fields:
+        agents = [headers.get("user-agent") for path, headers in server.seen if path == "/ua"]
+        assert agents == ["TidePool/1.0", "TidePool/1.0"]
+    if "max_chars" in fields and "--max-chars" not in args:
+        assert inside.outcome == "success" and len(inside.stdout_text) < 1000
+
+
+class DictCache:
+    def __init__(self) -> None:
+        self.entries: dict[str, str] = {}
+        self.asked = 0
+
+    async def get(self, key: str) -> str | None:
+        self.asked += 1
+        return self.entries.get(key)
+
+    async def set(self, key: str, value: str) -> None:
+        self.entries[key] = value
+
+
+async def test_a_page_cached_under_a_permissive_policy_is_refused_after_tightening(
+    server: LocalServer,  # noqa: F811
+    pool: ProcessPool,
+) -> None:
+    """As the script (``test_linkcli``): the guard runs before the cache is asked, and the
+    policy is part of the cache key."""
+    server.routes["/post"] = page(ARTICLE)
+    store = DictCache()
+    cache = AsyncPageCache(get=store.get, set=store.set)
+    argv = ("link-understand", "--url", server.url("/post"))
+
+    async def inside(policy: SsrfPolicy) -> CommandResult:
+        settings = WebFetchConfig(ssrf_policy=policy)
+        return await run_in_process(argv, timeout_seconds=20, policy=policy, settings=settings,
+                                    cache=cache, extract=pool.run)  # fmt: skip
+
+    permissive = SsrfPolicy(allow_private_network=True)
+    assert (await inside(permissive)).outcome == "success"
+    assert (await inside(permissive)).outcome == "success"
+    assert len(server.seen) == 1 and len(store.entries) == 1  # the second came from the cache
+    asked = store.asked
+    refused = await inside(SsrfPolicy())
+    assert (
+        refused.stderr_tail
+        == f"http://127.0.0.1:{server.port}: Blocked: loopback address 127.0.0.1"
+    )
+    assert store.asked == asked and len(server.seen) == 1  # refused before the cache was asked
+    spawned = await run_command(
+        argv, timeout_seconds=20, env=script_env(LINK_UNDERSTAND_SSRF_POLICY="{}")
+    )
+    assert comparable(refused) == comparable(spawned)
+    # Under LOCAL the key differs (the policy is in it): a miss, fetched again.
+    assert (await inside(LOCAL)).outcome == "success"
+    assert len(server.seen) == 2 and len(store.entries) == 2
+
+
+async def test_a_zero_cache_ttl_turns_the_cache_off(
+    server: LocalServer,  # noqa: F811
+    pool: ProcessPool,
+) -> None:
+    server.routes["/post"] = page(ARTICLE)
+    store = DictCache()
+    cache = AsyncPageCache(get=store.get, set=store.set)
+    argv = ("link-understand", "--url", server.url("/post"))
+    settings = WebFetchConfig(ssrf_policy=LOCAL, cache_ttl_minutes=0)
+    for _ in range(2):
+        result = await run_in_process(argv, timeout_seconds=20, policy=LOCAL, settings=settings,
+                                      cache=cache, extract=pool.run)  # fmt: skip
+        assert result.outcome == "success"
+    assert len(server.seen) == 2 and store.asked == 0 and store.entries == {}
