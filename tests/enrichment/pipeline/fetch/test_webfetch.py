@@ -507,7 +507,7 @@ def test_https_dials_the_checked_ip_with_hostname_as_sni_and_host() -> None:
         ("http:%2F%2F127.0.0.1/x", "Invalid redirect location"),
         ("https:%2F%2F127.0.0.1/x", "Invalid redirect location"),
         ("http://[::1/x", "connection failed: Invalid URL in location header: Invalid port: ':1'."),
-        ("http://a b.test/", "blocked: invalid URL"),
+        ("http://a b.test/", "Blocked: invalid URL"),
     ],
     ids=["encoded-slashes", "encoded-slashes-other-scheme", "broken-ipv6", "space-in-host"],
 )
@@ -528,7 +528,7 @@ def test_cached_page_is_not_served_after_the_policy_is_tightened(server: LocalSe
     assert read_page(server.url("/post"), policy=permissive, cache=cache).cached
     with pytest.raises(FetchError) as caught:
         read_page(server.url("/post"), policy=SsrfPolicy(), cache=cache)
-    assert caught.value.reason.startswith("blocked: ")
+    assert caught.value.reason.startswith("Blocked: ")
     assert len(server.seen) == 1  # the tightened read never reached the server either
 
 
@@ -563,4 +563,4 @@ def test_guard_runs_before_the_cache_is_asked() -> None:
             "https://news.test/a", policy=SsrfPolicy(), cache=cache, fetch=lambda u: canned,
             resolve=rebound,
         )  # fmt: skip
-    assert caught.value.reason.startswith("blocked: ") and len(asked) == 1
+    assert caught.value.reason.startswith("Blocked: ") and len(asked) == 1
