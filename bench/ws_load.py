@@ -11,6 +11,13 @@ stored twice) are both reported and make the script exit non-zero.
 Every message spawns one CLI subprocess (a Python start-up), so on a small machine that is the
 bottleneck, not the socket path. ``--redis`` runs the same through the Redis channel layer and
 ``--workers`` ``manage.py runworker enrichment`` processes instead of inside daphne.
+
+``--builtin`` uses the shipped default link model instead (the bare ``link-understand``, run
+in-process) with each message linking a distinct page of a local page server (the extraction
+corpus, allowed through the SSRF opt-in). It also measures, in the same run, the ceiling (a
+bare echo consumer, ``/ws/ping/``, under the same clients and messages) and raw in-process
+extraction pages/s of the same pages, prints the ratios, and the peak RSS of daphne plus its
+extraction pool (and of the workers plus theirs). Targets: >= 150 messages/s, RSS <= 400 MB.
 """
 
 from __future__ import annotations
@@ -18,11 +25,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +43,13 @@ sys.path.insert(0, str(ROOT))
 
 import websockets  # noqa: E402
 
+from bench.local_pages import (  # noqa: E402
+    builtin_config,
+    corpus_pages,
+    page_server,
+    process_tree_cpu_seconds,
+    process_tree_rss,
+)
 from tests.enrichment.conftest import summarizer_config  # noqa: E402
 from tests.live import LiveServer, live_server  # noqa: E402
 
@@ -51,16 +69,42 @@ class Tally:
     wrong_body: int = 0
 
 
-async def client(index: int, live: LiveServer, cookie: str, messages: int, tally: Tally) -> None:
+# The link of message ``n`` and the text its result body must contain.
+LinkFor = Callable[[int], str]
+Expected = Callable[[str], str]
+
+
+def summarizer_link(number: int) -> str:
+    return f"http://127.0.0.1/{number}"
+
+
+def summarizer_expected(url: str) -> str:
+    return f"Summary of {url}"
+
+
+def builtin_expected(url: str) -> str:
+    return f"URL: {url}\nSource: link-understand\nSummary:\nSECURITY NOTICE"
+
+
+async def client(
+    index: int,
+    live: LiveServer,
+    cookie: str,
+    messages: int,
+    tally: Tally,
+    link_for: LinkFor = summarizer_link,
+    expected: Expected = summarizer_expected,
+) -> None:
     async with websockets.connect(
         live.ws_url + "/ws/enrich/",
         origin=live.base_url,  # type: ignore[arg-type]
         additional_headers={"Cookie": cookie},
         max_queue=None,
+        open_timeout=120,  # a loaded 2-core machine accepts 200 sockets slowly
     ) as socket:
         for number in range(messages):
             request_id = f"c{index}-m{number}"
-            url = f"http://127.0.0.1/{index * messages + number}"
+            url = link_for(index * messages + number)
             frame = {
                 "type": "enrich",
                 "id": request_id,
@@ -76,7 +120,7 @@ async def client(index: int, live: LiveServer, cookie: str, messages: int, tally
             tally.latencies.append(time.perf_counter() - started)
             if answer["type"] == "result":
                 tally.results += 1
-                if f"Summary of {url}" not in answer.get("body", ""):
+                if expected(url) not in answer.get("body", ""):
                     tally.wrong_body += 1
             else:
                 tally.errors.append(str(answer.get("error")))
@@ -92,12 +136,18 @@ async def result_frame(socket: Any, request_id: str) -> dict[str, Any]:
             return dict(frame)
 
 
-async def drive(live: LiveServer, clients: int, messages: int) -> tuple[Tally, float]:
-    cookie = live.cookie_header()
+async def drive(
+    live: LiveServer,
+    clients: int,
+    messages: int,
+    link_for: LinkFor = summarizer_link,
+    expected: Expected = summarizer_expected,
+) -> tuple[Tally, float]:
+    cookie = login(live)
     tally = Tally()
     started = time.perf_counter()
     outcomes = await asyncio.gather(
-        *(client(i, live, cookie, messages, tally) for i in range(clients)),
+        *(client(i, live, cookie, messages, tally, link_for, expected) for i in range(clients)),
         return_exceptions=True,
     )
     elapsed = time.perf_counter() - started
@@ -163,6 +213,112 @@ def report(
     return lost == 0 and duplicates == 0 and not tally.errors and not tally.wrong_body
 
 
+async def echo_client(live: LiveServer, cookie: str, messages: int, tally: Tally) -> None:
+    async with websockets.connect(
+        live.ws_url + "/ws/ping/",
+        origin=live.base_url,  # type: ignore[arg-type]
+        additional_headers={"Cookie": cookie},
+        max_queue=None,
+        open_timeout=120,  # a loaded 2-core machine accepts 200 sockets slowly
+    ) as socket:
+        json.loads(await socket.recv())  # hello
+        for number in range(messages):
+            started = time.perf_counter()
+            await socket.send(json.dumps({"type": "ping", "n": number}))
+            answer = json.loads(await asyncio.wait_for(socket.recv(), timeout=RESULT_TIMEOUT))
+            tally.latencies.append(time.perf_counter() - started)
+            if answer.get("echo", {}).get("n") == number:
+                tally.results += 1
+            else:
+                tally.errors.append(f"unexpected echo {answer}")
+
+
+def login(live: LiveServer, attempts: int = 5) -> str:
+    """The session cookie; retried, since a loaded machine can make the login time out."""
+    for attempt in range(attempts):
+        try:
+            return live.cookie_header()
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(2)
+    raise AssertionError("unreachable")
+
+
+async def drive_echo(live: LiveServer, clients: int, messages: int) -> tuple[Tally, float]:
+    cookie = login(live)
+    tally = Tally()
+    started = time.perf_counter()
+    outcomes = await asyncio.gather(
+        *(echo_client(live, cookie, messages, tally) for _ in range(clients)),
+        return_exceptions=True,
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            tally.errors.append(f"echo client failed: {type(outcome).__name__}: {outcome}")
+    return tally, time.perf_counter() - started
+
+
+def extraction_pages_per_second(count: int) -> float:
+    """Raw in-process extraction (one process, no fetch) of the pages the bench links."""
+    from enrichment.pipeline.fetch.webfetch import FetchResponse, page_result_from_response
+
+    pages = corpus_pages()
+    responses = [
+        FetchResponse(
+            f"http://127.0.0.1/page/{n}",
+            200,
+            (("content-type", "text/html; charset=utf-8"),),
+            pages[n % len(pages)],
+            False,
+            (),
+            "127.0.0.1",
+        )  # fmt: skip
+        for n in range(count)
+    ]
+    page_result_from_response(responses[0].final_url, responses[0], "markdown", 50_000)  # warm
+    started = time.perf_counter()
+    for response in responses:
+        page_result_from_response(response.final_url, response, "markdown", 50_000)
+    return count / (time.perf_counter() - started)
+
+
+def process_ids(needle: str) -> list[int]:
+    """Processes whose command line contains ``needle`` (arguments joined by spaces)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if needle in command:
+            found.append(int(entry.name))
+    return found
+
+
+@contextmanager
+def peak_rss(groups: dict[str, Callable[[], list[int]]]) -> Iterator[dict[str, int]]:
+    """Sample the RSS of each group of process trees every 0.2 s; yields the peaks."""
+    peaks = {name: 0 for name in groups}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            for name, pids in groups.items():
+                peaks[name] = max(peaks[name], sum(process_tree_rss(pid) for pid in pids()))
+            stop.wait(0.2)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield peaks
+    finally:
+        stop.set()
+        thread.join()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--clients", type=int, default=200)
@@ -170,25 +326,86 @@ def main() -> None:
     parser.add_argument("--redis", action="store_true", help="Redis layer + runworker processes")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/7")
     parser.add_argument("--workers", type=int, default=2, help="runworker processes (--redis)")
+    parser.add_argument(
+        "--builtin", action="store_true", help="the in-process link-understand on local pages"
+    )
     args = parser.parse_args()
     # Quiet logs: the live server keeps stderr in a pipe nobody drains while the bench runs.
     extra_env = {"LOG_LEVEL": "WARNING"}
     if args.redis:
         extra_env["REDIS_URL"] = args.redis_url
     mode = f"redis + {args.workers} runworker" if args.redis else "in daphne (in-memory layer)"
+    if args.builtin:
+        mode += ", built-in link-understand in-process"
+    sent = args.clients * args.messages
     with (
+        page_server() as pages,
         tempfile.TemporaryDirectory(prefix="ws-load-") as workdir,
         live_server(Path(workdir), extra_env, workers=0) as live,
     ):
-        live.manage("shell", "-c", STORE_CONFIG.format(document=json.dumps(summarizer_config())))
+        document = builtin_config() if args.builtin else summarizer_config()
+        live.manage("shell", "-c", STORE_CONFIG.format(document=json.dumps(document)))
+        workers = []
         if args.redis:
             for _ in range(args.workers):
-                live.spawn([sys.executable, "manage.py", "runworker", "enrichment"])
-            time.sleep(3)  # let the workers subscribe before the first job
-        tally, elapsed = asyncio.run(drive(live, args.clients, args.messages))
-        sent = args.clients * args.messages
+                workers.append(live.spawn([sys.executable, "manage.py", "runworker", "enrichment"]))
+        time.sleep(3)  # workers subscribe; every extraction pool is warm before the first job
+        port = live.base_url.rsplit(":", 1)[1]
+        groups = {
+            "daphne + its extraction pool": lambda: process_ids(f"-p {port} controlui.asgi"),
+            "runworker processes + their pools": lambda: [w.pid for w in workers],
+        }
+        echo = None
+        if args.builtin:
+            echo = asyncio.run(drive_echo(live, args.clients, args.messages))
+        cpu_before = {
+            name: sum(map(process_tree_cpu_seconds, pids())) for name, pids in groups.items()
+        }
+        with peak_rss(groups) as peaks:
+            if args.builtin:
+                tally, elapsed = asyncio.run(
+                    drive(
+                        live,
+                        args.clients,
+                        args.messages,
+                        lambda n: f"{pages}/page/{n}",
+                        builtin_expected,
+                    )  # fmt: skip
+                )
+            else:
+                tally, elapsed = asyncio.run(drive(live, args.clients, args.messages))
+        cpu_used = {
+            name: sum(map(process_tree_cpu_seconds, pids())) - cpu_before[name]
+            for name, pids in groups.items()
+        }
         runs = settled_runs(live, sent)
         ok = report(tally, elapsed, runs, distinct_messages(live), sent, mode)
+    for name, seconds in cpu_used.items():
+        if seconds:
+            print(
+                f"CPU used:      {seconds:.1f} s = {seconds / sent * 1000:.1f} ms per message"
+                f" ({name}; the machine has {len(os.sched_getaffinity(0))} cores)"
+            )
+    for name, peak in peaks.items():
+        if peak:
+            print(f"peak RSS:      {peak / 2**20:.0f} MB ({name}; target daphne + pool <= 400 MB)")
+    if echo is not None:
+        rate = sent / elapsed
+        echo_tally, echo_elapsed = echo
+        echo_rate = sent / echo_elapsed
+        extraction_rate = extraction_pages_per_second(min(sent, 400))
+        print(
+            f"echo ceiling:  {echo_rate:.0f} messages/s (/ws/ping/, same clients and messages,"
+            f" p50 {statistics.median(echo_tally.latencies or [0]) * 1000:.0f} ms,"
+            f" {echo_tally.results} answered, {len(echo_tally.errors)} failures)"
+        )
+        for error in sorted(set(echo_tally.errors))[:3]:
+            print(f"  e.g. {error}")
+        print(f"raw extraction: {extraction_rate:.0f} pages/s (one process, same pages, no fetch)")
+        print(
+            f"ratios:        enrich / echo {rate / echo_rate:.2f};"
+            f" enrich / raw extraction {rate / extraction_rate:.2f}; target >= 150 messages/s"
+        )
     sys.exit(0 if ok else 1)
 
 

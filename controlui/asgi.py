@@ -15,12 +15,15 @@ from controlui import daphne_body  # noqa: E402
 from controlui.body_limits import RequestBodyLimit, body_limit_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
 from controlui.ws_origin import SameOriginValidator  # noqa: E402
+from enrichment.link_builtin import start_extraction_pool  # noqa: E402
 from enrichment.startup import recover_interrupted_runs  # noqa: E402
 from enrichment.workers import EnrichmentWorker  # noqa: E402
 
 recover_interrupted_runs()
 # Body limits are enforced while daphne receives the body, before Django buffers anything.
 daphne_body.install(body_limit_for)
+# Pre-warmed before the first request: the built-in link-understand extracts pages there.
+start_extraction_pool()
 
 application = ProtocolTypeRouter(
     {

@@ -113,6 +113,8 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = read_redis_url("REDIS_URL")
+# Processes that extract pages for the built-in link-understand (started with the server).
+EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -223,5 +225,7 @@ LOGGING = {
         "django.channels.server": {"level": "WARNING"},
         # axes logs every successful login at INFO; lockouts are WARNING and stay visible.
         "axes": {"level": "WARNING"},
+        # httpx logs every request at INFO; the in-process link fetcher would log each page.
+        "httpx": {"level": "WARNING"},
     },
 }

@@ -15,45 +15,55 @@ and ``--timeout`` given on the command line win over it (notes A2: the parameter
 config, then the default; maxChars is always capped by ``maxCharsCap``). With
 ``DJANGO_SETTINGS_MODULE`` set, results are cached in Django's default cache for
 ``cacheTtlMinutes`` (15 by default; 0 turns the cache off).
+
+Start-up is kept short: the extractor (trafilatura, lxml) and httpx load only when a page is
+fetched or extracted, and Django only to reach the shared cache, with settings alone (no
+``django.setup()``: a cache needs no installed apps). The server runs the same code in-process
+for the bare command name (``enrichment.pipeline.fetch.link_understand``).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import gzip
 import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from enrichment.pipeline.config.model import WEB_FETCH_INTS, ConfigIssue, WebFetchConfig
 from enrichment.pipeline.config.readers import ConfigReader
-from enrichment.pipeline.fetch.extraction import ExtractionError, ExtractMode, extract_html
-from enrichment.pipeline.fetch.ssrf import DEFAULT_POLICY, SsrfPolicy
-from enrichment.pipeline.fetch.webfetch import (
-    FetchError,
-    FetchResponse,
-    PageCache,
-    clamp_max_response_bytes,
-    compose_page_text,
-    fetch_guarded,
-    read_page,
+from enrichment.pipeline.fetch.link_understand import (
+    PageRequest,
+    build_parser,
+    cache_ttl_seconds,
+    page_output,
+    page_request,
+    parse_arguments,
 )
-from enrichment.pipeline.fetch.wrapper import resolve_max_chars, wrap_with_limit
+from enrichment.pipeline.fetch.ssrf import DEFAULT_POLICY, SsrfPolicy
+
+if TYPE_CHECKING:
+    from enrichment.pipeline.fetch.extraction import ExtractMode
+    from enrichment.pipeline.fetch.webfetch import FetchResponse, PageCache
 
 POLICY_ENV = "LINK_UNDERSTAND_SSRF_POLICY"
 FETCH_ENV = "LINK_UNDERSTAND_FETCH"
+__all__ = [
+    "FETCH_ENV",
+    "POLICY_ENV",
+    "fetch_environment",
+    "fetch_settings_from_env",
+    "main",
+    "policy_from_env",
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    if args.base_url and not args.html_file:
-        parser.error("--base-url only applies to --html-file")
+    parser = build_parser()
+    parsed = parse_arguments(parser, sys.argv[1:] if argv is None else argv)
     try:
         policy = policy_from_env(os.environ.get(POLICY_ENV))
     except ValueError as error:
@@ -62,22 +72,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = fetch_settings_from_env(os.environ.get(FETCH_ENV))
     except ValueError as error:
         parser.error(f"{FETCH_ENV}: {error}")
-    requested = args.max_chars if args.max_chars is not None else settings.max_chars
-    max_chars = resolve_max_chars(requested, settings.max_chars_cap)
-    if args.timeout is None:
-        args.timeout = float(settings.timeout_seconds)
-    mode: ExtractMode = args.format
-    origin = str(args.html_file) if args.html_file else _origin(args.url)
+    request = page_request(parsed, settings)
+    # Imported only now: --help and bad arguments need neither httpx nor the extractor.
+    from enrichment.pipeline.fetch.extraction import ExtractionError
+    from enrichment.pipeline.fetch.webfetch import FetchError
+
     try:
-        if args.html_file:
-            output = _from_file(args, mode, max_chars)
-        else:
-            output = _from_url(args, policy, settings, mode, max_chars)
+        output = _from_file(request) if request.html_file else _from_url(request, policy, settings)
     except (FetchError, ExtractionError) as error:
-        print(f"{origin}: {error.reason}", file=sys.stderr)
+        print(f"{request.origin}: {error.reason}", file=sys.stderr)
         return 1
     except OSError as error:
-        print(f"{origin}: {error.strerror or error}", file=sys.stderr)
+        print(f"{request.origin}: {error.strerror or error}", file=sys.stderr)
         return 1
     sys.stdout.write(output + "\n")
     return 0
@@ -145,39 +151,47 @@ def fetch_environment(web_fetch: WebFetchConfig) -> dict[str, str]:
     }
 
 
-def _from_url(
-    args: argparse.Namespace,
-    policy: SsrfPolicy,
-    settings: WebFetchConfig,
-    mode: ExtractMode,
-    max_chars: int,
-) -> str:
+def _from_url(request: PageRequest, policy: SsrfPolicy, settings: WebFetchConfig) -> str:
+    from enrichment.pipeline.fetch.webfetch import (
+        clamp_max_response_bytes,
+        fetch_guarded,
+        read_page,
+    )
+
     def fetch(url: str) -> FetchResponse:
         return fetch_guarded(
             url,
             policy=policy,
-            timeout_seconds=args.timeout,
+            timeout_seconds=request.timeout,
             max_redirects=settings.max_redirects,
             max_response_bytes=clamp_max_response_bytes(settings.max_response_bytes),
             user_agent=settings.user_agent,
         )
 
-    # Notes A8: the TTL is round(minutes x 60000) ms, and 0 turns the cache off.
-    ttl_seconds = round(settings.cache_ttl_minutes * 60_000) / 1000
-    cache = None if args.no_cache or ttl_seconds <= 0 else _django_cache(ttl_seconds)
+    mode: ExtractMode = request.mode
+    ttl_seconds = cache_ttl_seconds(settings)
+    cache = None if request.no_cache or ttl_seconds <= 0 else _django_cache(ttl_seconds)
     result = read_page(
-        args.url, policy=policy, mode=mode, max_chars=max_chars, cache=cache, fetch=fetch
+        request.url or "",
+        policy=policy,
+        mode=mode,
+        max_chars=request.max_chars,
+        cache=cache,
+        fetch=fetch,
     )
-    return result.content[:max_chars] if args.no_wrap else result.text
+    return page_output(result, request)
 
 
-def _from_file(args: argparse.Namespace, mode: ExtractMode, max_chars: int) -> str:
-    raw = Path(args.html_file).read_bytes()
-    if args.html_file.endswith(".gz"):
-        raw = gzip.decompress(raw)
-    extracted = extract_html(raw, None, mode=mode, base_url=args.base_url)
-    content = compose_page_text(extracted, mode)
-    return content[:max_chars] if args.no_wrap else wrap_with_limit(content, max_chars).text
+def _from_file(request: PageRequest) -> str:
+    from enrichment.pipeline.fetch.extraction import ExtractionError
+    from enrichment.pipeline.fetch.link_understand import extract_file
+
+    path = request.html_file or ""
+    output, reason = extract_file(Path(path).read_bytes(), path.endswith(".gz"), request.mode,
+                                  request.base_url, request.max_chars, not request.no_wrap)  # fmt: skip
+    if reason is not None:
+        raise ExtractionError(reason)
+    return str(output)
 
 
 def _django_cache(ttl_seconds: float) -> PageCache | None:
@@ -188,12 +202,13 @@ def _django_cache(ttl_seconds: float) -> PageCache | None:
     # LOGGING would put Django's and httpx's INFO lines there, so logging is off for the run.
     logging.disable(logging.CRITICAL)
     try:
-        import django
         from django.core.cache import cache
 
-        django.setup()
+        cache.get("link-understand:probe")  # loads the settings and connects, or fails here
     except Exception:  # a CLI run must not fail because the cache is unavailable
         return None
+
+    from enrichment.pipeline.fetch.webfetch import PageCache
 
     def lookup(key: str) -> str | None:
         try:
@@ -207,55 +222,6 @@ def _django_cache(ttl_seconds: float) -> PageCache | None:
             cache.set(key, value, timeout=ttl_seconds)
 
     return PageCache(get=lookup, set=store)
-
-
-def _origin(url: str) -> str:
-    scheme, separator, rest = url.strip().partition("://")
-    if not separator:
-        return url.strip()
-    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
-    return f"{scheme.lower()}://{authority}"
-
-
-def _positive_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not number > 0 or number == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {value!r}")
-    return number
-
-
-def _positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value!r}")
-    return number
-
-
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="link-understand",
-        description="Fetch a web page through the SSRF guard and print its main content.",
-    )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--url", help="http(s) URL to fetch")
-    source.add_argument("--html-file", help="extract a local .html (or .html.gz) file")
-    parser.add_argument("--base-url", help="URL the --html-file was served from")
-    parser.add_argument("--format", choices=("markdown", "text"), default="markdown")
-    parser.add_argument(
-        "--max-chars", type=_positive_int, help="default: the config's maxChars, else 50000"
-    )
-    parser.add_argument(
-        "--timeout", type=_positive_float, help="seconds (default: the config's, else 30)"
-    )
-    parser.add_argument("--no-cache", action="store_true", help="bypass the result cache")
-    parser.add_argument("--no-wrap", action="store_true", help="print without the wrapper")
-    return parser
 
 
 if __name__ == "__main__":

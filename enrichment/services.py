@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
+from enrichment.config_cache import config_cached
 from enrichment.config_store import config_document
 from enrichment.config_versions import config_replace_versioned, version_for_snapshot
 from enrichment.linkcli import fetch_environment
@@ -113,6 +114,11 @@ def workers_enabled() -> bool:
 
 
 def config_load() -> tuple[Config, dict[str, Any]]:
+    """The stored config, parsed; kept in memory until a config row changes (any process)."""
+    return config_cached(_config_read)
+
+
+def _config_read() -> tuple[Config, dict[str, Any]]:
     document = config_document()
     try:
         return parse_config(document), document

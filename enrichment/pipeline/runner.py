@@ -51,6 +51,8 @@ class CommandResult:
     stdout_text: str  # decoded and trimmed; "" when the output was too large
     stdout_bytes: int  # bytes read from stdout (stops just past the cap)
     stderr_tail: str  # the last 2 KiB of stderr, decoded and trimmed
+    # None for a subprocess; the built-in fetcher run inside the server says "in-process".
+    attempt_type: str | None = None
 
 
 class CommandRunner(Protocol):

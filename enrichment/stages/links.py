@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from enrichment.link_builtin import link_runner
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
@@ -20,7 +21,11 @@ def build(env: StageEnv) -> LinksStage:
     return LinksStage(
         config=effective_links_config(env.config, env.agent_id),
         policy=env.config.web_fetch.ssrf_policy,
-        runner=env.runner,
+        # The bare ``link-understand`` runs in this process with the stored fetch settings;
+        # any other command (the script by path too) through ``env.runner`` as before.
+        runner=link_runner(
+            settings=env.config.web_fetch, subprocess=env.runner, resolve=env.resolve
+        ),
         resolve=env.resolve,
     )
 

@@ -20,9 +20,13 @@ class Command(ChannelsRunworker):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["channels"] == ["enrichment"] and jobqueue.stream_mode():
+            from enrichment.link_builtin import start_extraction_pool
             from enrichment.stream_worker import serve_forever
 
             recover_interrupted_runs()
+            # Pre-warmed before the first job, as in daphne (controlui/asgi.py): the built-in
+            # link-understand extracts pages there.
+            start_extraction_pool()
             serve_forever()
             return
         super().handle(*args, **options)

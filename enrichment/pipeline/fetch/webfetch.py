@@ -27,17 +27,10 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 import httpx
 
-from enrichment.pipeline.fetch.extraction import (
-    ExtractedContent,
-    ExtractionError,
-    ExtractMode,
-    extract_content,
-    media_type_of,
-    strip_invisible,
-)
 from enrichment.pipeline.fetch.ssrf import (
     UNRESOLVED,
     Resolver,
@@ -47,8 +40,9 @@ from enrichment.pipeline.fetch.ssrf import (
     system_resolve,
 )
 from enrichment.pipeline.fetch.wrapper import wrap_with_limit
-from enrichment.pipeline.files.encodings import decode_text, detect_text_encoding
-from enrichment.pipeline.files.extraction import sniff_binary_magic
+
+if TYPE_CHECKING:  # extraction (trafilatura, lxml) loads only where pages are extracted
+    from enrichment.pipeline.fetch.extraction import ExtractedContent, ExtractMode
 
 DEFAULT_USER_AGENT = (
     "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_2) AppleWebKit/537.36 "
@@ -386,14 +380,36 @@ def read_page(
         guard_url(url, policy=policy, resolve=resolve)
         hit = cache.get(key)
         if hit is not None:
-            stored = json.loads(hit)
-            stored["warnings"] = tuple(stored["warnings"])
-            return replace(PageResult(**stored), cached=True)
+            return page_result_from_cache(hit)
     response = fetch(url) if fetch is not None else fetch_guarded(url, policy=policy)
+    result = page_result_from_response(url, response, mode, max_chars)
+    if cache is not None:
+        cache.set(key, page_result_to_cache(result))
+    return result
+
+
+def page_result_from_cache(stored_json: str) -> PageResult:
+    """A cached entry back to a PageResult marked ``cached``."""
+    stored = json.loads(stored_json)
+    stored["warnings"] = tuple(stored["warnings"])
+    return replace(PageResult(**stored), cached=True)
+
+
+def page_result_to_cache(result: PageResult) -> str:
+    return json.dumps(asdict(result))
+
+
+def page_result_from_response(
+    url: str, response: FetchResponse, mode: ExtractMode, max_chars: int
+) -> PageResult:
+    """Extract, compose and wrap a fetched body: the CPU-bound half of ``read_page`` (the
+    in-process fetcher runs it in its extraction pool). Raises ExtractionError."""
+    from enrichment.pipeline.fetch.extraction import media_type_of
+
     extracted = _extract_response(response, mode)
     content = compose_page_text(extracted, mode)
     wrapped = wrap_with_limit(content, max_chars)
-    result = PageResult(
+    return PageResult(
         url=url,
         final_url=response.final_url,
         status=response.status,
@@ -407,9 +423,6 @@ def read_page(
         raw_length=wrapped.raw_length,
         warnings=response.warnings,
     )
-    if cache is not None:
-        cache.set(key, json.dumps(asdict(result)))
-    return result
 
 
 def _extract_response(response: FetchResponse, mode: ExtractMode) -> ExtractedContent:
@@ -421,6 +434,12 @@ def _extract_response(response: FetchResponse, mode: ExtractMode) -> ExtractedCo
     We first try what the body looks like (HTML is extracted, plain UTF-8 kept): only when
     that finds nothing does the untyped body stand for itself, e.g. ``caf\xe9 ok`` in
     CP1252 or an HTML shell with no readable text."""
+    from enrichment.pipeline.fetch.extraction import (
+        ExtractedContent,
+        ExtractionError,
+        extract_content,
+    )
+
     try:
         return extract_content(
             response.body, response.content_type, mode=mode, base_url=response.final_url
@@ -435,6 +454,10 @@ def _extract_response(response: FetchResponse, mode: ExtractMode) -> ExtractedCo
 
 
 def _untyped_text(body: bytes) -> str | None:
+    from enrichment.pipeline.fetch.extraction import strip_invisible
+    from enrichment.pipeline.files.encodings import decode_text, detect_text_encoding
+    from enrichment.pipeline.files.extraction import sniff_binary_magic
+
     if sniff_binary_magic(body) is not None:
         return None
     encoding = detect_text_encoding(body)

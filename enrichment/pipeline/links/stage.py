@@ -214,7 +214,7 @@ class _UrlWorker:
 
 def _attempt(entry: LinkModel, argv: tuple[str, ...], result: CommandResult) -> Attempt:
     return Attempt(
-        type=entry.type,
+        type=result.attempt_type or entry.type,
         command=entry.command,
         argv=argv,
         outcome=result.outcome,

@@ -1,0 +1,104 @@
+"""The built-in ``link-understand`` inside the serving process (daphne or a worker).
+
+A link model whose command is the bare name ``link-understand`` runs through
+``pipeline.fetch.link_understand_run.run_in_process``: the fetch on this event loop, the extraction in
+a pool of pre-warmed processes (trafilatura holds the GIL, so threads would not help), the
+page cache in Django's cache (Redis when configured, shared with the console script). Every
+other command runs as a subprocess, exactly as before.
+
+The pool starts with the server (``controlui/asgi.py``, imported by daphne and by
+``runworker``); a process that never imported it (``manage.py enrich``) starts it on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import threading
+from collections.abc import Sequence
+from functools import partial
+
+from django.conf import settings
+from django.core.cache import cache
+
+from enrichment.pipeline.config.model import WebFetchConfig
+from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
+from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
+from enrichment.pipeline.fetch.process_pool import ProcessPool
+from enrichment.pipeline.fetch.ssrf import Resolver
+from enrichment.pipeline.runner import DEFAULT_MAX_STDOUT_BYTES, CommandResult, CommandRunner
+
+_pool: ProcessPool | None = None
+_pool_lock = threading.Lock()
+
+
+def extraction_pool() -> ProcessPool:
+    """This process's extraction pool, started (all workers spawned) on first call."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ProcessPool(settings.EXTRACTION_WORKERS, warmup=warm_up)
+            _pool.start()
+            atexit.register(_pool.close)
+        return _pool
+
+
+def start_extraction_pool() -> None:
+    """Server and worker start-up: spawn and warm the pool before the first request."""
+    extraction_pool()
+
+
+async def _cache_get(key: str) -> str | None:
+    try:
+        value = await asyncio.to_thread(cache.get, key)
+    except Exception:  # like the script: an unavailable cache is no cache, not a failure
+        return None
+    return value if isinstance(value, str) else None
+
+
+async def _cache_set(key: str, value: str, *, ttl_seconds: float) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(cache.set, key, value, ttl_seconds)
+
+
+def page_cache(settings: WebFetchConfig) -> AsyncPageCache | None:
+    """Django's cache with the stored ``cacheTtlMinutes`` (0: no cache), as the script uses."""
+    ttl_seconds = cache_ttl_seconds(settings)
+    if ttl_seconds <= 0:
+        return None
+    return AsyncPageCache(get=_cache_get, set=partial(_cache_set, ttl_seconds=ttl_seconds))
+
+
+def link_runner(
+    *, settings: WebFetchConfig, subprocess: CommandRunner, resolve: Resolver
+) -> CommandRunner:
+    """The runner for link models: the bare ``link-understand`` in-process, anything else
+    through ``subprocess``. ``settings`` are the stored ``tools.web.fetch`` settings (SSRF
+    policy, limits, user agent, cache TTL) that the subprocess gets in its environment
+    (``linkcli.fetch_environment``)."""
+    cache_for_run = page_cache(settings)
+
+    async def run(
+        argv: Sequence[str],
+        *,
+        timeout_seconds: float,
+        max_stdout_bytes: int = DEFAULT_MAX_STDOUT_BYTES,
+        cwd: str | None = None,
+    ) -> CommandResult:
+        if not is_builtin(argv):
+            return await subprocess(
+                argv, timeout_seconds=timeout_seconds, max_stdout_bytes=max_stdout_bytes, cwd=cwd
+            )
+        return await run_in_process(
+            argv,
+            timeout_seconds=timeout_seconds,
+            policy=settings.ssrf_policy,
+            settings=settings,
+            max_stdout_bytes=max_stdout_bytes,
+            cache=cache_for_run,
+            extract=extraction_pool().run,
+            resolve=resolve,
+        )
+
+    return run

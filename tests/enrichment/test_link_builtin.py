@@ -1,0 +1,182 @@
+"""The stored config's bare ``link-understand`` runs inside the server (issue 12)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.utils import timezone
+
+from enrichment.consumers import EnrichConsumer
+from enrichment.models import Attempt, EnrichmentConfig, LinkModel, Run
+from enrichment.services import EnrichRequest, config_load, config_replace, enrichment_run
+from tests.enrichment.pipeline.fetch.test_webfetch import ARTICLE, LocalServer, page, send
+from tests.enrichment.pipeline.fetch.test_webfetch import server as server  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("in_memory_layer")]
+
+SCRIPT = str(Path(sys.executable).with_name("link-understand"))
+
+
+def builtin_config(command: str = "link-understand", *args: str) -> dict[str, Any]:
+    return {
+        "tools": {
+            "links": {
+                "models": [
+                    {
+                        "type": "cli",
+                        "command": command,
+                        "args": list(args) or ["--url", "{{LinkUrl}}"],
+                    }
+                ]
+            },
+            "web": {"fetch": {"ssrfPolicy": {"allowedHostnames": ["127.0.0.1"]}}},
+        }
+    }
+
+
+def slow(handler: Any) -> None:
+    time.sleep(4)
+    send(handler, 200, ARTICLE, {"Content-Type": "text/html"})
+
+
+async def enrich(body: str) -> dict[str, Any]:
+    return await enrichment_run(request=EnrichRequest(body=body))
+
+
+def without_timings(links: dict[str, Any]) -> dict[str, Any]:
+    for url in links["urls"]:
+        for attempt in url["attempts"] + ([url["chosen"]] if url["chosen"] else []):
+            attempt.pop("durationMs", None)
+            attempt.pop("type", None)
+    return links
+
+
+async def test_the_bare_command_runs_in_process_with_the_rendered_argv(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/article"] = page(ARTICLE)
+    await sync_to_async(config_replace)(document=builtin_config())
+    url = server.url("/article")
+    result = await enrich(f"look {url}")
+    attempt = result["links"]["urls"][0]["attempts"][0]
+    assert attempt["type"] == "in-process"
+    assert attempt["argv"] == ["link-understand", "--url", url]
+    assert attempt["outcome"] == "success"
+    assert "Anemones, limpets" in result["body"]
+    stored = await Attempt.objects.aget()
+    assert (stored.type, stored.argv) == ("in-process", ["link-understand", "--url", url])
+
+
+async def test_the_script_by_path_runs_as_a_subprocess_with_the_same_decision(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/article"] = page(ARTICLE)
+    server.routes["/missing-too"] = lambda handler: send(handler, 404, b"gone")
+    body = f"a {server.url('/article')} b {server.url('/missing-too')}"
+    await sync_to_async(config_replace)(document=builtin_config())
+    inside = await enrich(body)
+    await sync_to_async(config_replace)(
+        document=builtin_config(SCRIPT, "--url", "{{LinkUrl}}", "--no-cache")
+    )
+    spawned = await enrich(body)
+    assert [u["attempts"][0]["type"] for u in spawned["links"]["urls"]] == ["cli", "cli"]
+    assert [u["attempts"][0]["type"] for u in inside["links"]["urls"]] == ["in-process"] * 2
+    # The envelope names the command as configured; everything else is the same text.
+    assert spawned["body"].replace(SCRIPT, "link-understand") == inside["body"]
+    for links in (inside["links"], spawned["links"]):
+        for url in links["urls"]:
+            for attempt in url["attempts"]:
+                attempt["argv"][0] = attempt["command"] = "<fetcher>"
+                attempt["argv"] = [a for a in attempt["argv"] if a != "--no-cache"]
+            if url["chosen"]:
+                url["chosen"] = url["attempts"][0]
+    assert without_timings(spawned["links"]) == without_timings(inside["links"])
+
+
+async def test_a_saved_change_applies_to_the_very_next_message(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/article"] = page(ARTICLE)
+    url = server.url("/article")
+    await sync_to_async(config_replace)(document=builtin_config())
+    first = await enrich(url)
+    await sync_to_async(config_replace)(
+        document=builtin_config("link-understand", "--url", "{{LinkUrl}}", "--format", "text")
+    )
+    second = await enrich(url)
+    assert first["links"]["urls"][0]["attempts"][0]["argv"][-1] == url
+    assert second["links"]["urls"][0]["attempts"][0]["argv"][-2:] == ["--format", "text"]
+
+    # An edit of one row (as the admin makes it) too.
+    model = await LinkModel.objects.aget()
+    model.args = ["--url", "{{LinkUrl}}", "--max-chars", "500"]
+    await model.asave()
+    third = await enrich(url)
+    assert third["links"]["urls"][0]["attempts"][0]["argv"][-2:] == ["--max-chars", "500"]
+
+
+def test_the_parsed_config_is_not_read_again_while_nothing_changed(
+    django_assert_num_queries: Any,
+) -> None:
+    config_replace(document=builtin_config())
+    config_load()
+    with django_assert_num_queries(1):  # the version check only
+        config, _document = config_load()
+    assert config.links.models[0].command == "link-understand"
+
+
+def test_a_change_written_by_another_process_applies_to_the_next_message() -> None:
+    """No shared cache needed: ``manage.py import_openclaw_config`` against a running server."""
+    config_replace(document=builtin_config())
+    assert config_load()[0].links.models[0].args == ("--url", "{{LinkUrl}}")
+    # What another process's write looks like from here: rows changed, nothing in memory told.
+    LinkModel.objects.filter(config__is_active=True).update(args=["--url", "{{LinkUrl}}", "-x"])
+    EnrichmentConfig.objects.filter(is_active=True).update(updated_at=timezone.now())
+    assert config_load()[0].links.models[0].args == ("--url", "{{LinkUrl}}", "-x")
+
+
+async def test_a_disconnect_mid_fetch_interrupts_the_run_and_the_next_one_succeeds(
+    server: LocalServer,  # noqa: F811
+    user: Any,
+) -> None:
+    server.routes["/slow"] = slow
+    server.routes["/article"] = page(ARTICLE)
+    await sync_to_async(config_replace)(document=builtin_config())
+    communicator = WebsocketCommunicator(EnrichConsumer.as_asgi(), "/ws/enrich/")
+    communicator.scope["user"] = user
+    assert (await communicator.connect())[0]
+    await communicator.send_json_to(
+        {"type": "enrich", "id": "gone", "message": {"body": server.url("/slow")}}
+    )
+    progress = await communicator.receive_json_from(timeout=10)
+    assert progress["text"].startswith("Running link-understand")
+    await asyncio.sleep(0.3)
+    await communicator.disconnect()
+    run = await Run.objects.aget()
+    assert run.outcome == "interrupted"
+    result = await asyncio.wait_for(enrich(server.url("/article")), 20)
+    assert result["links"]["urls"][0]["attempts"][0]["outcome"] == "success"
+
+
+async def test_the_pending_notice_still_comes_after_five_seconds(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/slow"] = lambda handler: (time.sleep(6), slow(handler))
+    await sync_to_async(config_replace)(document=builtin_config())
+    frames: list[dict[str, Any]] = []
+
+    async def progress(frame: dict[str, Any]) -> None:
+        frames.append(frame)
+
+    result = await enrichment_run(
+        request=EnrichRequest(body=server.url("/slow")), on_progress=progress
+    )
+    assert [frame["text"] for frame in frames][-1] == "Fetching page content..."
+    assert result["links"]["urls"][0]["attempts"][0]["outcome"] == "success"
