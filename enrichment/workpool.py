@@ -108,6 +108,10 @@ class WorkPool:
             if self._context is None:
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(_PRELOAD)
+                # The forkserver listens on a Unix socket in multiprocessing's temp dir, whose
+                # path may be at most ~107 bytes: pin that dir under the system's short temp
+                # root, whatever TMPDIR or tempfile.tempdir say at the first job.
+                _pin_short_socket_dir()
                 self._context = context
             return self._context
 
@@ -174,6 +178,20 @@ def _child(
 
 _shared: WorkPool | None = None
 _shared_lock = threading.Lock()
+
+
+def _pin_short_socket_dir() -> None:
+    import tempfile
+    from multiprocessing import process, util
+
+    config = process.current_process()._config  # type: ignore[attr-defined]
+    if config.get("tempdir") is None:
+        previous = tempfile.tempdir
+        tempfile.tempdir = "/tmp" if os.path.isdir("/tmp") else None
+        try:
+            util.get_temp_dir()  # created now, cached for the process, removed at exit
+        finally:
+            tempfile.tempdir = previous
 
 
 def shared_pool() -> WorkPool:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -7,6 +8,11 @@ from asgiref.sync import SyncToAsync
 from channels.layers import channel_layers
 from django.db import connections
 from hypothesis import settings
+
+# Each xdist worker gets channels and a job stream of its own in a shared Redis (REDIS_URL):
+# otherwise one worker's test stream worker would take the other's jobs. Set before the
+# settings are read (pytest-django reads them after the initial conftests are imported).
+os.environ["CHANNEL_LAYER_PREFIX"] = "test-" + os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 # Property tests assert answers, not speed (speed lives in bench/): no per-example deadline,
 # so a busy 2-core machine cannot turn a slow example into a failure.

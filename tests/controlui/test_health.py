@@ -74,7 +74,8 @@ def test_health_reports_degraded_when_redis_is_down(user_client, settings) -> No
     assert body["database"]["ok"] is True
 
 
-def test_anonymous_health_shows_the_status_only(client) -> None:
+def test_anonymous_health_shows_the_status_only(client, settings) -> None:
+    settings.ENRICHMENT_USE_WORKERS = False  # jobs in this process: no worker to require
     response = client.get("/api/health")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
