@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import statistics
 import threading
 import time
 
@@ -50,7 +51,11 @@ def test_static_file_is_fast_while_a_pdf_bomb_is_extracted(live) -> None:
     sender.join(timeout=120)
     elapsed = time.monotonic() - started
 
-    assert max(timings) < 0.2, timings
+    # A blocked event loop would hold every static answer for the whole extraction (the
+    # issue measured 15.6 s); the typical answer stays under 200 ms, and none waits for the
+    # bomb even while a second test process loads the other core.
+    assert statistics.median(timings) < 0.2, timings
+    assert max(timings) < 1.0, timings
     response = answer["response"]
     assert response.status_code == 200, response.text[:500]
     files = next(m for m in response.json()["media"] if m["capability"] == "file")["files"]
