@@ -22,11 +22,13 @@ settings.load_profile("suite")
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Before the last test's teardown drops the test databases, close the connections
-    that async code opened in asgiref's worker thread (kept by CONN_MAX_AGE): PostgreSQL
-    refuses to drop a database that still has sessions."""
-    if nextitem is None:
-        SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
+    """Before a test's database teardown (a transactional test's flush, the last test's drop
+    of the test databases), let the work queued in asgiref's worker thread finish and close
+    the connections it opened there. A run still being closed in that thread (a cancelled
+    socket's ``run_fail``) would otherwise write while PostgreSQL truncates the tables (a
+    deadlock, and rows left for the next test), and PostgreSQL refuses to drop a database
+    that still has sessions."""
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
 
 
 @pytest.fixture

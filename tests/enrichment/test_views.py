@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.utils import timezone
 
+from enrichment.config_store import config_document
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.selectors import stats
 from enrichment.services import config_replace
@@ -447,6 +448,7 @@ def test_detail_matched_rule_from_the_snapshot(user_client) -> None:
 
 @pytest.mark.parametrize("urls", [1, 30], ids=["1-url", "30-urls"])
 def test_detail_query_count_is_constant(user_client, django_assert_num_queries, urls) -> None:
+    config_document()  # the stored config exists (a flushed database gets the default first)
     make_run()
     run = make_run(urls=urls, attempts=3)
     make_run()
