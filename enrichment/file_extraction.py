@@ -11,6 +11,8 @@ of time or memory is killed and comes back as a skip reason, like any other refu
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from enrichment.pipeline.files.extraction import (
     FileExtraction,
     FileLimits,
@@ -19,7 +21,10 @@ from enrichment.pipeline.files.extraction import (
 )
 from enrichment.workpool import WorkError, WorkTimeout, shared_pool
 
-EXTRACTION_TIMEOUT_SECONDS = 10.0
+
+def _deadline(timeout: float | None) -> float:
+    """The caller's budget, else the ``FILE_EXTRACTION_TIMEOUT_SECONDS`` setting (10 s)."""
+    return float(settings.FILE_EXTRACTION_TIMEOUT_SECONDS) if timeout is None else timeout
 
 
 def extract_file_isolated(
@@ -29,14 +34,14 @@ def extract_file_isolated(
     mime: str | None,
     limits: FileLimits,
     fallback_name: str = "file-1",
-    timeout: float = EXTRACTION_TIMEOUT_SECONDS,
+    timeout: float | None = None,
 ) -> FileExtraction:
     """Blocking (sync views, threads): ``extract_file_block`` in a worker process."""
     try:
         return shared_pool().run(
             extract_file_block,
             data,
-            timeout=timeout,
+            timeout=_deadline(timeout),
             name=name,
             mime=mime,
             limits=limits,
@@ -53,14 +58,14 @@ async def extract_file_isolated_async(
     mime: str | None,
     limits: FileLimits,
     fallback_name: str = "file-1",
-    timeout: float = EXTRACTION_TIMEOUT_SECONDS,
+    timeout: float | None = None,
 ) -> FileExtraction:
     """The same for async code: the event loop only waits for the worker's answer."""
     try:
         return await shared_pool().run_async(
             extract_file_block,
             data,
-            timeout=timeout,
+            timeout=_deadline(timeout),
             name=name,
             mime=mime,
             limits=limits,

@@ -11,15 +11,23 @@ import httpx
 import pytest
 
 from tests.enrichment.pdf_bomb import build_pdf_bomb
+from tests.live import live_server
 
 pytestmark = pytest.mark.slow
 
 
-def test_static_file_is_fast_while_a_pdf_bomb_is_extracted(live) -> None:
+@pytest.fixture
+def live_short_deadline(tmp_path):
+    with live_server(tmp_path, {"FILE_EXTRACTION_TIMEOUT_SECONDS": "4"}) as server:
+        yield server
+
+
+def test_static_file_is_fast_while_a_pdf_bomb_is_extracted(live_short_deadline) -> None:
+    live = live_short_deadline
     token = live.manage("create_api_token", "live-user").stdout.strip().splitlines()[-1]
-    # Under the per-stream decompression cap, so only the worker's deadline stops it: four
-    # pages of 15 MiB of content take about 20 s of CPU.
-    bomb = build_pdf_bomb(pages=4, stream_bytes=15 * 1024 * 1024)
+    # Under the per-stream decompression cap, so only the worker's deadline stops it: eight
+    # pages of 15 MiB of content take 15-40 s of CPU, far past the 4 s deadline set here.
+    bomb = build_pdf_bomb(pages=8, stream_bytes=15 * 1024 * 1024)
     payload = {
         "body": "see attached",
         "attachments": [
@@ -59,5 +67,5 @@ def test_static_file_is_fast_while_a_pdf_bomb_is_extracted(live) -> None:
     response = answer["response"]
     assert response.status_code == 200, response.text[:500]
     files = next(m for m in response.json()["media"] if m["capability"] == "file")["files"]
-    assert files[0]["skipped"] == "extraction-timeout: timed out after 10s"
-    assert elapsed < 30
+    assert files[0]["skipped"] == "extraction-timeout: timed out after 4s", (files, elapsed)
+    assert elapsed < 20
