@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from asgiref.sync import SyncToAsync
@@ -29,6 +30,37 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     deadlock, and rows left for the next test), and PostgreSQL refuses to drop a database
     that still has sessions."""
     SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
+
+
+def _close_connection_pools() -> None:
+    for connection in connections.all(initialized_only=True):
+        close_pool = getattr(connection, "close_pool", None)
+        if close_pool is not None:
+            close_pool()
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """Close psycopg pools opened before the test databases exist (a test that ran earlier
+    in this process without the database fixture may have opened one). Django's
+    ``create_test_db`` switches the database name but keeps an open pool, whose connections
+    still lead to the real database: every xdist worker would then share it, and one worker's
+    flush would truncate the other's rows."""
+    _close_connection_pools()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """Refuse to run against anything but the test databases."""
+    with django_db_blocker.unblock():
+        for connection in connections.all():
+            if connection.vendor != "postgresql":
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT current_database()")
+                (actual,) = cursor.fetchone()
+            expected = connection.settings_dict["NAME"]
+            assert actual == expected, f"tests would run against {actual!r}, not {expected!r}"
 
 
 @pytest.fixture
