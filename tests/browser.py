@@ -7,7 +7,8 @@ Never a downloaded browser: ``make browser`` (called by ``make test``) installs 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,3 +52,14 @@ def save_screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
     path = SCREENSHOTS / name
     page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+def wait_until(check: Callable[[], bool], *, timeout: float = 15.0, what: str = "") -> None:
+    """Poll ``check`` from the test side until it holds. Playwright's ``wait_for_function``
+    evaluates its string with ``eval`` in the page once it has to poll, which the site's
+    Content-Security-Policy (``script-src 'self'``) rightly refuses."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what or check}")
+        time.sleep(0.1)

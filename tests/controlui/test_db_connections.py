@@ -122,9 +122,10 @@ def test_connections_stay_within_the_pool_under_concurrent_load(
 ) -> None:
     url, name = database
     admin_url = _with_database(url, "postgres")
-    extra = {"DATABASE_URL": url, "DATABASE_POOL_MAX_SIZE": str(POOL_MAX_SIZE)}
-    # No enrichment worker (with REDIS_URL one would start): the pool is per process, and the
-    # sessions counted here must be daphne's alone.
+    # Without Redis: no enrichment worker holds sessions of its own (the pool is per process,
+    # and the sessions counted here must be daphne's alone), and the health check does not
+    # answer 503 for want of workers.
+    extra = {"DATABASE_URL": url, "DATABASE_POOL_MAX_SIZE": str(POOL_MAX_SIZE), "REDIS_URL": ""}
     with live_server(tmp_path, extra, workers=0) as server:
         token = api_token(server)
         sampler = ConnectionSampler(admin_url, name)

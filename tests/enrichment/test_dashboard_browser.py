@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import chromium, save_screenshot
+from tests.browser import chromium, save_screenshot, wait_until
 from tests.enrichment.conftest import summarizer_config
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -150,8 +150,12 @@ def test_dashboard_flow(live, browser_context, summarizer_stored) -> None:
     page.click("nav.mainnav >> text=Explain")
     page.wait_for_url(re.compile(r"/explain/$"))
     # The form is keyboard-first: the message field has focus without a click.
-    page.wait_for_function(
-        "document.activeElement && document.activeElement.id === 'explain-message'"
+    wait_until(
+        lambda: (
+            page.evaluate("document.activeElement && document.activeElement.id")
+            == "explain-message"
+        ),
+        what="the message field to have focus",
     )
     page.keyboard.type("Look at http://10.0.0.5/")
     page.keyboard.press("Enter")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import chromium, save_screenshot
+from tests.browser import chromium, save_screenshot, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -49,15 +49,16 @@ def test_overview_and_history_update_without_reload(live, context) -> None:
 
     history = context.new_page()
     history.goto(live.base_url + "/decisions/?channel=live-after")
-    history.wait_for_function("document.getElementById('live-marker').dataset.state === 'open'")
+    history.wait_for_selector("#live-marker[data-state=open]", state="attached")
     assert history.locator("#new-runs").is_hidden()
 
     run_id = enrich(context, live, "no links here", "live-after")
     enrich(context, live, "another channel", "live-elsewhere")
 
     overview.wait_for_selector(f"#recent-runs tr[data-run-id='{run_id}']", timeout=15_000)
-    overview.wait_for_function(
-        f"Number(document.getElementById('total-runs').textContent) >= {total_before + 2}"
+    wait_until(
+        lambda: int(overview.locator("#total-runs").inner_text()) >= total_before + 2,
+        what="the total to count both new runs",
     )
     assert overview.locator(f"#live-feed li[data-run-id='{run_id}']").count() == 1
     # The chart and its drill-down links were swapped in too (still there, still linked).
