@@ -204,6 +204,16 @@ class ConfigVersion(models.Model):
         return f"v{self.number}"
 
 
+# Sort keys of the history's duration orders, and the expressions of their indexes: a run
+# without a duration (running, interrupted) sorts last both ways. Integer, not the field's
+# positive type: Django answers a lookup below a positive field's range (``< -1``) with no
+# rows at all, and the keyset cursor compares with these sentinels.
+DURATION_LONGEST_FIRST = Coalesce("duration_ms", Value(-1), output_field=models.BigIntegerField())
+DURATION_SHORTEST_FIRST = Coalesce(
+    "duration_ms", Value(2**31 - 1), output_field=models.BigIntegerField()
+)
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     def history_order(self) -> RunQuerySet:
         return self.order_by("-created_at", "-id")
@@ -266,12 +276,8 @@ class Run(models.Model):
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
             # The history's other orders (selectors.SORTS): the same expressions, then id.
             # A run without a duration sorts last both ways, hence one index per direction.
-            models.Index(
-                Coalesce("duration_ms", Value(-1)), F("id"), name="run_duration_longest"
-            ),
-            models.Index(
-                Coalesce("duration_ms", Value(2**31 - 1)), F("id"), name="run_duration_shortest"
-            ),
+            models.Index(DURATION_LONGEST_FIRST, F("id"), name="run_duration_longest"),
+            models.Index(DURATION_SHORTEST_FIRST, F("id"), name="run_duration_shortest"),
             models.Index(fields=["url_count", "id"], name="run_url_count"),
         ]
 

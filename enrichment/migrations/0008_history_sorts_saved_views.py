@@ -38,11 +38,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='run',
-            index=models.Index(django.db.models.functions.comparison.Coalesce('duration_ms', models.Value(-1)), models.F('id'), name='run_duration_longest'),
+            index=models.Index(django.db.models.functions.comparison.Coalesce('duration_ms', models.Value(-1), output_field=models.BigIntegerField()), models.F('id'), name='run_duration_longest'),
         ),
         migrations.AddIndex(
             model_name='run',
-            index=models.Index(django.db.models.functions.comparison.Coalesce('duration_ms', models.Value(2147483647)), models.F('id'), name='run_duration_shortest'),
+            index=models.Index(django.db.models.functions.comparison.Coalesce('duration_ms', models.Value(2147483647), output_field=models.BigIntegerField()), models.F('id'), name='run_duration_shortest'),
         ),
         migrations.AddIndex(
             model_name='run',

@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.utils.dateparse import parse_datetime
 
 from controlui.plumbing.errors import InvalidInput, NotFound
@@ -23,7 +22,14 @@ from controlui.plumbing.keyset import (
     keyset_page,
 )
 from enrichment.derived_status import STATUSES, status_condition, with_derived_status
-from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
+from enrichment.models import (
+    DURATION_LONGEST_FIRST,
+    DURATION_SHORTEST_FIRST,
+    Attempt,
+    Run,
+    RunQuerySet,
+    UrlDecision,
+)
 
 # Shortest session-key fragment for a "contains" match (a trigram index needs three).
 MIN_CONTAINS = 3
@@ -42,16 +48,14 @@ SUMMARY_FIELDS = (
 # The history's orders (``sort`` parameter): time (the default, newest first), duration and
 # URL count, each both ways, the run id breaking ties. A run without a duration (running,
 # interrupted) sorts last both ways; the duration keys are the expressions of the indexes
-# ``run_duration_desc``/``run_duration_asc`` (migration 0008), so page 1 of any order is an
+# ``run_duration_longest``/``run_duration_shortest`` (migration 0008): page 1 of any order is an
 # index scan, not a sort of every matching run.
-NO_DURATION_LONGEST = Coalesce("duration_ms", Value(-1))
-NO_DURATION_SHORTEST = Coalesce("duration_ms", Value(2**31 - 1))
 DEFAULT_SORT = "-time"
 SORTS: dict[str, Ordering] = {
     "-time": datetime_ordering("-time", "created_at", descending=True, legacy=True),
     "time": datetime_ordering("time", "created_at", descending=False),
-    "-duration": Ordering("-duration", NO_DURATION_LONGEST, descending=True),
-    "duration": Ordering("duration", NO_DURATION_SHORTEST, descending=False),
+    "-duration": Ordering("-duration", DURATION_LONGEST_FIRST, descending=True),
+    "duration": Ordering("duration", DURATION_SHORTEST_FIRST, descending=False),
     "-urls": Ordering("-urls", "url_count", descending=True),
     "urls": Ordering("urls", "url_count", descending=False),
 }
