@@ -21,7 +21,7 @@ from controlui.plumbing.keyset import (
     datetime_ordering,
     keyset_page,
 )
-from enrichment.derived_status import STATUSES, status_condition, with_derived_status
+from enrichment.derived_status import STATUSES, derived_status_rows, status_condition
 from enrichment.models import (
     DURATION_LONGEST_FIRST,
     DURATION_SHORTEST_FIRST,
@@ -210,8 +210,10 @@ def decision_list(
 ) -> KeysetPage[Run]:
     """One page of runs in the filters' order (newest first by default); the cursor points
     after the last run shown."""
-    runs = filters.apply(with_derived_status(Run.objects.only(*SUMMARY_FIELDS)))
-    return keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
+    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS))
+    page = keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
+    derived_status_rows(page.items)
+    return page
 
 
 def decision_get(*, run_id: int) -> Run:
