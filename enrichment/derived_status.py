@@ -12,6 +12,8 @@ filters (``?status=media``, ``?status=attempts-failed``):
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
 from enrichment.models import Attempt, Run, RunQuerySet
@@ -55,11 +57,10 @@ def derived_status_rows(runs: list[Run]) -> list[Run]:
     lookup per run, whatever the size of the history)."""
     if not runs:
         return runs
+    annotated: Any = with_derived_status(Run.objects.filter(pk__in=[run.pk for run in runs]))
     flags = {
         pk: (media, failed)
-        for pk, media, failed in with_derived_status(
-            Run.objects.filter(pk__in=[run.pk for run in runs])
-        ).values_list("pk", "has_media", "attempts_failed")
+        for pk, media, failed in annotated.values_list("pk", "has_media", "attempts_failed")
     }
     for run in runs:
         run.has_media, run.attempts_failed = flags.get(run.pk, (False, False))  # type: ignore[attr-defined]

@@ -132,9 +132,7 @@ def _sort_columns(filter_params: dict[str, str], current: str) -> dict[str, Sort
     return columns
 
 
-def _history_context(
-    request: HttpRequest, params: dict[str, str]
-) -> tuple[dict[str, Any], int]:
+def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict[str, Any], int]:
     """Everything the history page shows for ``params``, and its status (400 when a filter
     cannot be applied: the page then names the problem and marks the field)."""
     cursor = params.get("cursor", "")
@@ -213,7 +211,10 @@ def saved_view_create(request: HttpRequest) -> HttpResponse:
         context.update(
             view_error=exc.detail,
             view_error_field=exc.detail.split(":", 1)[0],
-            view_form={"name": name[: saved_views.MAX_NAME * 2], "shared": request.POST.get("shared")},
+            view_form={
+                "name": name[: saved_views.MAX_NAME * 2],
+                "shared": request.POST.get("shared"),
+            },
         )
         return render(request, "enrichment/history.html", context, status=400)
     messages.success(request, f"Saved the view “{view.name}”.")

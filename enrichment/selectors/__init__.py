@@ -255,11 +255,7 @@ def _sort_value(run: Run, ordering: Ordering) -> object:
     """The run's sort key: its field, or the expression as the database computes it."""
     if isinstance(ordering.key, str):
         return getattr(run, ordering.key)
-    return (
-        ordering.sorted(Run.objects.filter(pk=run.pk))
-        .values_list(SORT_KEY, flat=True)
-        .get()
-    )
+    return ordering.sorted(Run.objects.filter(pk=run.pk)).values_list(SORT_KEY, flat=True).get()
 
 
 EXPORT_CHUNK = 1000

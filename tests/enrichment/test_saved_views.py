@@ -43,9 +43,7 @@ def listed(html: str) -> list[tuple[str, str]]:
     assert block, "no saved-views section"
     return [
         (name, href.replace("&amp;", "&"))
-        for href, name in re.findall(
-            r'<li>\s*<a href="([^"]+)">([^<]*)</a>', block.group(0)
-        )
+        for href, name in re.findall(r'<li>\s*<a href="([^"]+)">([^<]*)</a>', block.group(0))
     ]
 
 
@@ -101,7 +99,10 @@ def test_names_are_unique_per_user_not_across_users(user_client, bob_client) -> 
     assert again.status_code == 400
     html = again.content.decode()
     assert "you already have a view called &#x27;Errors&#x27;" in html
-    assert 'id="view-name" name="name" maxlength="80" required value="Errors" aria-invalid="true"' in html
+    assert (
+        'id="view-name" name="name" maxlength="80" required value="Errors" aria-invalid="true"'
+        in html
+    )
     # The page the form was on is shown again (its filters kept).
     assert '<option value="success" selected>' in html
     assert SavedView.objects.filter(name="Errors").count() == 1
