@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from django.db.models import F, Model, Q, QuerySet
+from django.db.models import BooleanField, Expression, F, Model, Q, QuerySet, Value
 from django.db.models.expressions import Combinable
 
 from controlui.plumbing.errors import InvalidInput
@@ -64,11 +64,40 @@ def older_than(created: datetime, pk: int) -> Q:
     )
 
 
-def newer_than(created: datetime, pk: int) -> Q:
-    """Rows before (created, pk) in newest-first order; the mirror of ``older_than``."""
-    return Q(created_at__gte=created) & (
-        Q(created_at__gt=created) | Q(created_at=created, id__gt=pk)
-    )
+class RowComparison(Expression):
+    """``(a, b) < (c, d)``: a row-value comparison, which a two-column btree index on
+    ``(a, b)`` answers as one range. Spelled out as ``a < c OR (a = c AND b < d)`` the
+    database can seek only on ``a``, and a page deep inside a long run of equal keys (URL
+    count has a handful of values) would read every row of that run before it."""
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(self, operator: str, left: list[Any], right: list[Any]) -> None:
+        super().__init__()
+        if operator not in ("<", ">") or len(left) != len(right):
+            raise ValueError("a row comparison is < or > between rows of equal length")
+        self.operator = operator
+        self.left = left
+        self.right = right
+
+    def get_source_expressions(self) -> list[Any]:
+        return [*self.left, *self.right]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        half = len(exprs) // 2
+        self.left, self.right = list(exprs[:half]), list(exprs[half:])
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        sides, params = [], []
+        for row in (self.left, self.right):
+            parts = []
+            for expression in row:
+                sql, part_params = compiler.compile(expression)
+                parts.append(sql)
+                params.extend(part_params)
+            sides.append(f"({', '.join(parts)})")
+        return f"{sides[0]} {self.operator} {sides[1]}", params
 
 
 @dataclass(frozen=True)
@@ -98,15 +127,16 @@ class Ordering:
         return key.asc(), F("pk").asc()
 
     def after(self, value: Any, pk: int) -> Q:
-        """Rows strictly after (value, pk) in this order. The leading bound (implied by the OR)
-        is what lets the database start the index scan at the cursor (see ``older_than``)."""
-        if self.descending:
-            return Q(**{f"{SORT_KEY}__lte": value}) & (
-                Q(**{f"{SORT_KEY}__lt": value}) | Q(**{SORT_KEY: value, "pk__lt": pk})
-            )
-        return Q(**{f"{SORT_KEY}__gte": value}) & (
-            Q(**{f"{SORT_KEY}__gt": value}) | Q(**{SORT_KEY: value, "pk__gt": pk})
+        """Rows strictly after (value, pk) in this order: ``(key, pk) < (value, pk)`` (``>``
+        ascending). The leading bound on the key alone is implied by it but lets an index
+        that has other columns before the key (``outcome, created_at, id``) start there."""
+        bound = f"{SORT_KEY}__lte" if self.descending else f"{SORT_KEY}__gte"
+        row = RowComparison(
+            "<" if self.descending else ">",
+            [F(SORT_KEY), F("pk")],
+            [Value(value), Value(pk)],
         )
+        return Q(**{bound: value}) & Q(row)
 
     def before(self, value: Any, pk: int) -> Q:
         """Rows strictly before (value, pk): ``after`` in the reversed order."""
