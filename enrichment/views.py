@@ -172,6 +172,7 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         filter_query=filter_query,
         sort_columns=_sort_columns(filter_params, filters.sort),
         sort_label=SORT_LABELS[filters.sort],
+        time_order=filters.sort == selectors.DEFAULT_SORT,
         navigation=_history_navigation(filter_params, cursor, trail, found.page.next_cursor),
         since_value=_datetime_local(filters.since),
         until_value=_datetime_local(filters.until),
@@ -288,6 +289,9 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "matched_rule": matched_scope_rule(run),
         "stage_sections": stage_sections(run),
         "filter_query": urlencode(filters.as_params()),
+        # Prev/next follow the history's order: "newer/older" only when that is time.
+        "time_order": filters.sort == selectors.DEFAULT_SORT,
+        "sort_label": SORT_LABELS[filters.sort],
         "newer_id": newer,
         "older_id": older,
         "run_config": run_config_compare(run=run),

@@ -195,6 +195,8 @@ def test_page_walks_every_order_with_older_links(user_client, sort) -> None:
         path = older_link(html)
         if path:
             assert parse_qs(urlsplit(path).query).get("sort", ["-time"]) == [sort]
+            label = re.search(r'id="page-older"[^>]*>([^<]+)<', html).group(1)
+            assert label == ("Older →" if sort == "-time" else "Next →")
     assert seen == expected(runs, sort)
 
 
@@ -272,8 +274,8 @@ def test_detail_prev_next_follow_the_sort(user_client) -> None:
     order = expected(runs, "-duration")
     middle = order[5]
     html = user_client.get(f"/decisions/{middle}/?sort=-duration").content.decode()
-    assert f'href="/decisions/{order[4]}/?sort=-duration"' in html
-    assert f'href="/decisions/{order[6]}/?sort=-duration"' in html
+    assert f'href="/decisions/{order[4]}/?sort=-duration">← Previous (longest first)<' in html
+    assert f'href="/decisions/{order[6]}/?sort=-duration">Next (longest first) →<' in html
     filters = HistoryFilters.from_params({"sort": "urls"})
     urls_order = expected(runs, "urls")
     run = Run.objects.get(pk=urls_order[0])
