@@ -263,6 +263,11 @@ def test_unknown_sort_is_a_400_card_naming_the_allowed_values(user_client, bad) 
     assert re.search(r'<select id="filter-sort" name="sort" aria-invalid="true"', html)
 
 
+def test_another_bad_filter_keeps_the_chosen_order_in_the_form(user_client) -> None:
+    html = user_client.get("/decisions/?sort=-urls&since=yesterday").content.decode()
+    assert '<option value="-urls" selected>most URLs first</option>' in html
+
+
 def test_nul_in_sort_is_refused_at_the_door(user_client) -> None:
     response = user_client.get("/decisions/", {"sort": "a\x00b"})
     assert response.status_code == 400
