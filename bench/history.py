@@ -101,6 +101,9 @@ RUN_COLUMNS = (
     "config_snapshot",
     "media",
     "owner",
+    "config_version",
+    "stage_records",
+    "job",
 )
 URL_COLUMNS = (
     "id",
@@ -233,6 +236,9 @@ class LogGenerator:
                 SNAPSHOT,
                 "[]",
                 "bench-host:4242",
+                None,
+                "{}",
+                "",
             )
         )
 
@@ -468,8 +474,14 @@ def scenarios(rng: random.Random) -> list[Scenario]:
         for c in CHANNELS
         for o in ("success", "error", "no-links")
     ]
+    from enrichment.selectors import SORTS
+
     ordered = Run.objects.only("id", "created_at").history_order()
     deep = [encode_cursor(ordered[total // 2 + k * 997]) for k in range(10)]
+    # Sorted orders: page 1 of each, and cursors ~N/2 deep in the slowest-first order.
+    longest = SORTS["-duration"]
+    by_duration = longest.sorted(Run.objects.only("id"))
+    deep_duration = [longest.encode(by_duration[total // 2 + k * 997]) for k in range(10)]
     found = [
         Scenario("API first page", "api", ["/api/decisions"]),
         Scenario("API channel+outcome", "api", [f"/api/decisions?{q}" for q in combos]),
@@ -479,6 +491,20 @@ def scenarios(rng: random.Random) -> list[Scenario]:
             [f"/api/decisions?{urlencode({'cursor': c})}" for c in deep],
         ),
         Scenario("API detail", "api", [f"/api/decisions/{i}" for i in ids]),
+        Scenario("API sort (6 orders)", "api", [f"/api/decisions?sort={key}" for key in SORTS]),
+        Scenario(
+            "API sort outcome+order",
+            "api",
+            [f"/api/decisions?sort={key}&outcome=error" for key in SORTS],
+        ),
+        Scenario(
+            "API sort deep (~N/2)",
+            "api",
+            [
+                f"/api/decisions?{urlencode({'sort': '-duration', 'cursor': c})}"
+                for c in deep_duration
+            ],
+        ),
         Scenario(
             "API sessionKey prefix",
             "api",
@@ -502,6 +528,7 @@ def scenarios(rng: random.Random) -> list[Scenario]:
         *found,
         Scenario("HTML /decisions/", "html", [history]),
         Scenario("HTML channel+outcome", "html", [f"{history}?{q}" for q in combos]),
+        Scenario("HTML sorted", "html", [f"{history}?sort={key}" for key in SORTS]),
         Scenario("HTML detail", "html", details),
     ]
 

@@ -169,6 +169,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# "2026-11-26 14:05:09 UTC" everywhere Django formats a time itself (the admin), as on the
+# dashboard: English's own formats ("2:05 p.m.") would win over DATETIME_FORMAT otherwise.
+FORMAT_MODULE_PATH = ["controlui.formats"]
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 ACTION_CHOICES = [("allow", "allow"), ("deny", "deny")]
@@ -202,6 +204,16 @@ class ConfigVersion(models.Model):
         return f"v{self.number}"
 
 
+# Sort keys of the history's duration orders, and the expressions of their indexes: a run
+# without a duration (running, interrupted) sorts last both ways. Integer, not the field's
+# positive type: Django answers a lookup below a positive field's range (``< -1``) with no
+# rows at all, and the keyset cursor compares with these sentinels.
+DURATION_LONGEST_FIRST = Coalesce("duration_ms", Value(-1), output_field=models.BigIntegerField())
+DURATION_SHORTEST_FIRST = Coalesce(
+    "duration_ms", Value(2**31 - 1), output_field=models.BigIntegerField()
+)
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     def history_order(self) -> RunQuerySet:
         return self.order_by("-created_at", "-id")
@@ -262,6 +274,11 @@ class Run(models.Model):
             ),
             models.Index(fields=["chat_type", "-created_at", "-id"], name="run_chat_type_history"),
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
+            # The history's other orders (selectors.SORTS): the same expressions, then id.
+            # A run without a duration sorts last both ways, hence one index per direction.
+            models.Index(DURATION_LONGEST_FIRST, F("id"), name="run_duration_longest"),
+            models.Index(DURATION_SHORTEST_FIRST, F("id"), name="run_duration_shortest"),
+            models.Index(fields=["url_count", "id"], name="run_url_count"),
         ]
 
     def __str__(self) -> str:
@@ -311,3 +328,29 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.command} {self.outcome}"
+
+
+class SavedView(models.Model):
+    """A named set of history filters (and sort) of one user, optionally shared with all.
+
+    ``query`` is the canonical query string of ``/decisions/`` (only known filter
+    parameters, bounded): opening the view is opening ``/decisions/?<query>``.
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views"
+    )
+    name = models.CharField(max_length=80)
+    query = models.CharField(max_length=2000, blank=True)
+    shared = models.BooleanField(default=False, help_text="Listed for every user.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="unique_saved_view_name")
+        ]
+        indexes = [models.Index(fields=["shared", "name"], name="saved_view_shared")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -7,18 +7,21 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
-from controlui.plumbing.errors import InvalidInput, NotFound
-from enrichment import selectors
+from controlui.plumbing.errors import InvalidInput, NotFound, PermissionDenied
+from enrichment import saved_views, selectors
 from enrichment.derived_status import STATUSES, derived_status_set
 from enrichment.models import Run
-from enrichment.selectors import stats
+from enrichment.selectors import SORTS, stats
 from enrichment.selectors.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.selectors.history_page import history_page
 from enrichment.selectors.run_config import run_config_compare
+from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.stages import stage_sections
 
 HISTORY_PAGE_SIZE = 50
@@ -88,9 +91,50 @@ def _page_size(raw: str | None) -> int:
         raise InvalidInput(f"limit: not a whole number: {raw!r}") from None
 
 
-@require_GET
-def decision_history(request: HttpRequest) -> HttpResponse:
-    params = request.GET.dict()
+@dataclass(frozen=True)
+class SortColumn:
+    """A sortable column header: the link it is, and what it says to assistive technology."""
+
+    label: str
+    query: str  # the history with the same filters, sorted by this column
+    aria_sort: str  # "ascending", "descending" or "none"
+    arrow: str  # shown beside the label: ▼ ▲ or nothing
+
+
+# Column → (its key in ``sort``, whether the first click sorts descending).
+SORT_COLUMNS = {"time": ("Time", True), "urls": ("URLs", True), "duration": ("Duration", True)}
+SORT_LABELS = {
+    "-time": "newest first",
+    "time": "oldest first",
+    "-duration": "longest first",
+    "duration": "shortest first",
+    "-urls": "most URLs first",
+    "urls": "fewest URLs first",
+}
+
+
+def _sort_columns(filter_params: dict[str, str], current: str) -> dict[str, SortColumn]:
+    """Each sortable column's header link: a click on the sorted column reverses it, a click
+    on another sorts by it (largest/newest first)."""
+    columns = {}
+    for key, (label, descending_first) in SORT_COLUMNS.items():
+        if current.lstrip("-") == key:
+            descending = current.startswith("-")
+            target = key if descending else f"-{key}"
+            aria, arrow = ("descending", "▼") if descending else ("ascending", "▲")
+        else:
+            target = f"-{key}" if descending_first else key
+            aria, arrow = "none", ""
+        params = {name: value for name, value in filter_params.items() if name != "sort"}
+        if target != selectors.DEFAULT_SORT:
+            params["sort"] = target
+        columns[key] = SortColumn(label, urlencode(params), aria, arrow)
+    return columns
+
+
+def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict[str, Any], int]:
+    """Everything the history page shows for ``params``, and its status (400 when a filter
+    cannot be applied: the page then names the problem and marks the field)."""
     cursor = params.get("cursor", "")
     trail = params["trail"].split(TRAIL_SEPARATOR) if params.get("trail") else []
     context: dict[str, Any] = {
@@ -100,6 +144,9 @@ def decision_history(request: HttpRequest) -> HttpResponse:
         "chat_type_choices": [{"value": value} for value in CHAT_TYPES],
         "statuses": STATUSES,
         "chat_types": CHAT_TYPES,
+        "sort_choices": [(key, SORT_LABELS[key]) for key in SORTS],
+        "saved_views": saved_views_for(user=request.user),
+        "view_name_max": saved_views.MAX_NAME,
     }
     try:
         filters = selectors.HistoryFilters.from_params(params)
@@ -108,7 +155,9 @@ def decision_history(request: HttpRequest) -> HttpResponse:
     except InvalidInput as exc:
         context["error"] = exc.detail
         context["error_field"] = exc.detail.split(":", 1)[0]
-        return render(request, "enrichment/history.html", context, status=400)
+        if context["error_field"] == "sort":
+            context["sort_choices_text"] = ", ".join(SORTS)
+        return context, 400
     filter_params = filters.as_params()
     if limit != HISTORY_PAGE_SIZE:
         filter_params["limit"] = str(limit)
@@ -118,13 +167,83 @@ def decision_history(request: HttpRequest) -> HttpResponse:
         page=found.page,
         result_count=found.count,
         facets=found.facets,
+        newest_run_id=found.newest_run_id,
         has_filters=bool(filters.as_params()),
         filter_query=filter_query,
+        sort_columns=_sort_columns(filter_params, filters.sort),
+        sort_label=SORT_LABELS[filters.sort],
+        time_order=filters.sort == selectors.DEFAULT_SORT,
         navigation=_history_navigation(filter_params, cursor, trail, found.page.next_cursor),
         since_value=_datetime_local(filters.since),
         until_value=_datetime_local(filters.until),
     )
-    return render(request, "enrichment/history.html", context)
+    return context, 200
+
+
+@require_GET
+def decision_history(request: HttpRequest) -> HttpResponse:
+    context, status = _history_context(request, request.GET.dict())
+    return render(request, "enrichment/history.html", context, status=status)
+
+
+def _history_url(query: str) -> str:
+    return reverse("decisions") + (f"?{query}" if query else "")
+
+
+@require_POST
+def saved_view_create(request: HttpRequest) -> HttpResponse:
+    """Save the filters and order of the page the form was on under a name (POST, CSRF)."""
+    query = request.POST.get("query", "")
+    name = request.POST.get("name", "")
+    try:
+        view = saved_views.saved_view_create(
+            owner=request.user,
+            name=name,
+            query=query,
+            shared=request_flag(request.POST.get("shared", "")),
+        )
+    except InvalidInput as exc:
+        # The page the form was on, with the form's problem beside its field.
+        try:
+            params = QueryDict(saved_views.saved_view_query(query)).dict()
+        except InvalidInput:
+            params = {}
+        context, _ = _history_context(request, params)
+        context.update(
+            view_error=exc.detail,
+            view_error_field=exc.detail.split(":", 1)[0],
+            view_form={
+                "name": name[: saved_views.MAX_NAME * 2],
+                "shared": request.POST.get("shared"),
+            },
+        )
+        return render(request, "enrichment/history.html", context, status=400)
+    messages.success(request, f"Saved the view “{view.name}”.")
+    return HttpResponseRedirect(_history_url(view.query), status=303)
+
+
+@require_POST
+def saved_view_delete(request: HttpRequest, view_id: int) -> HttpResponse:
+    try:
+        view = saved_views.saved_view_delete(user=request.user, view_id=view_id)
+    except NotFound:
+        raise Http404(f"No saved view with id {view_id}.") from None
+    except PermissionDenied as exc:
+        return render(
+            request, "403.html", {"exception": exc.detail, "hide_staff_hint": True}, status=403
+        )
+    messages.success(request, f"Deleted the view “{view.name}”.")
+    return HttpResponseRedirect(reverse("decisions"), status=303)
+
+
+@require_GET
+def saved_view_open(request: HttpRequest, view_id: int) -> HttpResponse:
+    """A saved view's stable address: the history with its filters and order."""
+    try:
+        view = saved_view_get(user=request.user, view_id=view_id)
+    except NotFound:
+        raise Http404(f"No saved view with id {view_id}.") from None
+    return HttpResponseRedirect(_history_url(view.query))
 
 
 def _datetime_local(value: Any) -> str:
@@ -170,6 +289,9 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "matched_rule": matched_scope_rule(run),
         "stage_sections": stage_sections(run),
         "filter_query": urlencode(filters.as_params()),
+        # Prev/next follow the history's order: "newer/older" only when that is time.
+        "time_order": filters.sort == selectors.DEFAULT_SORT,
+        "sort_label": SORT_LABELS[filters.sort],
         "newer_id": newer,
         "older_id": older,
         "run_config": run_config_compare(run=run),

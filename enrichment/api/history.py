@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router, Schema
@@ -47,6 +47,9 @@ class DecisionDetail(DecisionSummary, StageRecordsOut):
 
 router = Router(tags=["history"])
 
+# The history's orders (selectors.SORTS; a test keeps the two equal): "-" is largest first.
+SortParam = Literal["-time", "time", "-duration", "duration", "-urls", "urls"]
+
 # Largest primary key a BigAutoField can hold: larger ids are a 422, not a database overflow.
 MAX_ROW_ID = 2**63 - 1
 
@@ -56,9 +59,12 @@ def decisions(
     request: HttpRequest,
     cursor: str | None = None,
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+    sort: SortParam | None = None,
 ) -> dict[str, Any]:
     """History, newest first. Filters: outcome, channel, chatType, sessionKey (prefix),
-    url (substring), q (text in the bodies and summaries), since, until."""
+    url (substring), q (text in the bodies and summaries), since, until. ``sort`` orders by
+    time (default ``-time``), ``duration`` or ``urls`` (URL count); a leading ``-`` is
+    largest first; ``nextCursor`` pages within that order."""
     page = selectors.decision_list(
         filters=HistoryFilters.from_params(request.GET.dict()), cursor=cursor, limit=limit
     )
@@ -69,8 +75,10 @@ def decisions(
 
 
 @router.get("/decisions/export", tags=["history"])
-def decisions_export(request: HttpRequest, format: str = "json") -> StreamingHttpResponse:
-    """The filtered history as a streamed CSV or JSON download."""
+def decisions_export(
+    request: HttpRequest, format: str = "json", sort: SortParam | None = None
+) -> StreamingHttpResponse:
+    """The filtered history as a streamed CSV or JSON download, in the ``sort`` order."""
     filters = HistoryFilters.from_params(request.GET.dict())
     return export_response(filters=filters, format=format)
 

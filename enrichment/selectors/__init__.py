@@ -15,13 +15,21 @@ from controlui.plumbing.errors import InvalidInput, NotFound
 from controlui.plumbing.json_guard import text_problem
 from controlui.plumbing.keyset import (
     DEFAULT_PAGE_SIZE,
+    SORT_KEY,
     KeysetPage,
+    Ordering,
+    datetime_ordering,
     keyset_page,
-    newer_than,
-    older_than,
 )
-from enrichment.derived_status import STATUSES, status_condition, with_derived_status
-from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
+from enrichment.derived_status import STATUSES, derived_status_rows, status_condition
+from enrichment.models import (
+    DURATION_LONGEST_FIRST,
+    DURATION_SHORTEST_FIRST,
+    Attempt,
+    Run,
+    RunQuerySet,
+    UrlDecision,
+)
 
 # Shortest session-key fragment for a "contains" match (a trigram index needs three).
 MIN_CONTAINS = 3
@@ -37,6 +45,21 @@ SUMMARY_FIELDS = (
     "duration_ms",
 )
 
+# The history's orders (``sort`` parameter): time (the default, newest first), duration and
+# URL count, each both ways, the run id breaking ties. A run without a duration (running,
+# interrupted) sorts last both ways; the duration keys are the expressions of the indexes
+# ``run_duration_longest``/``run_duration_shortest`` (migration 0008): page 1 of any order is an
+# index scan, not a sort of every matching run.
+DEFAULT_SORT = "-time"
+SORTS: dict[str, Ordering] = {
+    "-time": datetime_ordering("-time", "created_at", descending=True, legacy=True),
+    "time": datetime_ordering("time", "created_at", descending=False),
+    "-duration": Ordering("-duration", DURATION_LONGEST_FIRST, descending=True),
+    "duration": Ordering("duration", DURATION_SHORTEST_FIRST, descending=False),
+    "-urls": Ordering("-urls", "url_count", descending=True),
+    "urls": Ordering("urls", "url_count", descending=False),
+}
+
 
 @dataclass(frozen=True)
 class HistoryFilters:
@@ -51,6 +74,11 @@ class HistoryFilters:
     status: str = ""
     session_match: str = "prefix"  # or "contains", or "exact" (the sessions view)
     command: str = ""  # runs where this CLI entry failed an attempt
+    sort: str = DEFAULT_SORT  # one of SORTS: the order of the list, not which runs match
+
+    @property
+    def ordering(self) -> Ordering:
+        return SORTS[self.sort]
 
     @classmethod
     def from_params(cls, params: dict[str, str]) -> HistoryFilters:
@@ -91,6 +119,7 @@ class HistoryFilters:
             )
         values["session_match"] = session_match
         values["command"] = params.get("command", "").strip()
+        values["sort"] = parse_sort(params.get("sort", ""))
         for name in ("channel", "chat_type", "session_key", "url", "q", "command"):
             if len(str(values[name])) > 500:
                 raise InvalidInput(f"{name}: filter longer than 500 characters")
@@ -107,6 +136,8 @@ class HistoryFilters:
             value = getattr(self, field.name)
             if field.name == "session_match" and (value == "prefix" or not self.session_key):
                 continue  # the default, or meaningless without a session key
+            if field.name == "sort" and value == DEFAULT_SORT:
+                continue
             if value:
                 params[names.get(field.name, field.name)] = (
                     value.isoformat() if isinstance(value, datetime) else value
@@ -149,6 +180,18 @@ class HistoryFilters:
         return runs
 
 
+def parse_sort(raw: str) -> str:
+    """A ``sort`` parameter: one of ``SORTS`` (empty: newest first); anything else is refused
+    naming the allowed values."""
+    value = raw.strip()
+    if not value:
+        return DEFAULT_SORT
+    if value not in SORTS:
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise InvalidInput(f"sort: unknown order {shown!r} (one of {', '.join(SORTS)})", ["sort"])
+    return value
+
+
 def parse_instant(name: str, raw: str) -> datetime:
     """An ISO 8601 instant; one without an offset is read as UTC (what the forms say)."""
     value = parse_datetime(raw)
@@ -165,9 +208,12 @@ def parse_instant(name: str, raw: str) -> datetime:
 def decision_list(
     *, filters: HistoryFilters, cursor: str | None = None, limit: int = DEFAULT_PAGE_SIZE
 ) -> KeysetPage[Run]:
-    """One page of runs, newest first; the cursor points after the last run shown."""
-    runs = filters.apply(with_derived_status(Run.objects.only(*SUMMARY_FIELDS))).history_order()
-    return keyset_page(runs, cursor=cursor, limit=limit)
+    """One page of runs in the filters' order (newest first by default); the cursor points
+    after the last run shown."""
+    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS))
+    page = keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
+    derived_status_rows(page.items)
+    return page
 
 
 def decision_get(*, run_id: int) -> Run:
@@ -184,30 +230,42 @@ def decision_get(*, run_id: int) -> Run:
 
 
 def decision_neighbours(*, run: Run, filters: HistoryFilters) -> tuple[int | None, int | None]:
-    """(newer run id, older run id) within the filtered history, for prev/next links."""
+    """(previous run id, next run id) within the filtered history in its order (newest
+    first: the newer and the older run), for the detail page's prev/next links."""
+    ordering = filters.ordering
     base = filters.apply(Run.objects.all())
-    newer = (
-        base.filter(newer_than(run.created_at, run.pk))
-        .order_by("created_at", "id")
+    value = _sort_value(run, ordering)
+    previous = (
+        ordering.reversed()
+        .sorted(base)
+        .filter(ordering.before(value, run.pk))
         .values_list("id", flat=True)
         .first()
     )
-    older = (
-        base.filter(older_than(run.created_at, run.pk))
-        .order_by("-created_at", "-id")
+    following = (
+        ordering.sorted(base)
+        .filter(ordering.after(value, run.pk))
         .values_list("id", flat=True)
         .first()
     )
-    return newer, older
+    return previous, following
+
+
+def _sort_value(run: Run, ordering: Ordering) -> object:
+    """The run's sort key: its field, or the expression as the database computes it."""
+    if isinstance(ordering.key, str):
+        return getattr(run, ordering.key)
+    return ordering.sorted(Run.objects.filter(pk=run.pk)).values_list(SORT_KEY, flat=True).get()
 
 
 EXPORT_CHUNK = 1000
 
 
 def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) -> list[Run]:
-    """The next chunk of matching runs after ``after``, newest first (keyset, so an export
-    of a million runs never holds more than one chunk)."""
-    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
+    """The next chunk of matching runs after ``after`` (a run of the previous chunk), in the
+    filters' order (keyset, so an export of a million runs never holds more than one chunk)."""
+    ordering = filters.ordering
+    runs = ordering.sorted(filters.apply(Run.objects.only(*SUMMARY_FIELDS)))
     if after is not None:
-        runs = runs.filter(older_than(after.created_at, after.pk))
+        runs = runs.filter(ordering.after(getattr(after, SORT_KEY), after.pk))
     return list(runs[:EXPORT_CHUNK])

@@ -14,7 +14,7 @@ from django.db.models.functions import Lower
 
 from controlui.plumbing.keyset import KeysetPage
 from enrichment.models import Run
-from enrichment.selectors import HistoryFilters, decision_list
+from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
 
 COUNT_CAP = 1000
 FACET_LIMIT = 30  # channels beyond the 30 most frequent are left out of the choices
@@ -43,6 +43,7 @@ class HistoryPage:
     page: KeysetPage[Run]
     count: ResultCount
     facets: dict[str, list[Facet]]  # choices with counts, by filter parameter name
+    newest_run_id: int  # of the matching runs (what "N new runs" counts from); 0: none
 
 
 def result_count(filters: HistoryFilters) -> ResultCount:
@@ -83,11 +84,21 @@ def _field(name: str) -> F:
 
 
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
+    page = decision_list(filters=filters, cursor=cursor, limit=limit)
     return HistoryPage(
-        page=decision_list(filters=filters, cursor=cursor, limit=limit),
+        page=page,
         count=result_count(filters),
         facets=_choices(facet_counts(filters), filters),
+        newest_run_id=newest_run_id(filters, page),
     )
+
+
+def newest_run_id(filters: HistoryFilters, page: KeysetPage[Run]) -> int:
+    """The newest matching run: the first row in the default order, else one index lookup."""
+    if filters.sort == DEFAULT_SORT:
+        return page.items[0].pk if page.items else 0
+    newest = filters.apply(Run.objects.all()).history_order().values_list("id", flat=True)
+    return newest.first() or 0
 
 
 def _choices(facets: dict[str, list[Facet]], filters: HistoryFilters) -> dict[str, list[Facet]]:

@@ -15,7 +15,7 @@ from django.db.models import Count
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
-from enrichment.derived_status import with_derived_status
+from enrichment.derived_status import derived_status_rows
 from enrichment.models import Attempt, Run, UrlDecision
 
 
@@ -225,7 +225,7 @@ def recent_runs(*, limit: int = 10) -> list[Run]:
     runs = Run.objects.only(
         "id", "created_at", "channel", "chat_type", "session_key", "outcome", "url_count"
     )
-    return list(with_derived_status(runs).history_order()[:limit])
+    return derived_status_rows(list(runs.history_order()[:limit]))
 
 
 @dataclass(frozen=True)

@@ -184,10 +184,11 @@ def test_chart_buckets_cover_the_period_and_stack() -> None:
 def test_overview_queries_do_not_grow_with_runs(user_client, django_assert_num_queries) -> None:
     make_runs(2)
     user_client.get("/")  # warm the session
-    with django_assert_num_queries(7):  # session, user, totals, chart, 2 tops, recent
+    # session, user, totals, chart, 2 tops, recent runs and their derived status
+    with django_assert_num_queries(8):
         user_client.get("/")
     make_runs(20)
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         user_client.get("/")
 
 
@@ -200,8 +201,10 @@ def test_history_lists_runs_newest_first(user_client) -> None:
     html = response.content.decode()
     assert response.status_code == 200
     assert run_ids(html) == [run.pk for run in reversed(runs)]
-    for header in ("Outcome", "Channel", "Chat type", "Session key", "URLs", "Duration", "Time"):
-        assert f'scope="col">{header}<' in html or f'class="num">{header}<' in html
+    for header in ("Outcome", "Channel", "Chat type", "Session key"):
+        assert f'scope="col">{header}<' in html
+    for header in ("URLs", "Duration", "Time"):  # sortable: the header is a link
+        assert re.search(rf'<th scope="col"[^>]*aria-sort="[a-z]+"><a [^>]*>{header}[ <]', html)
     assert "120 ms" in html
     assert 'href="/api/decisions/export?format=csv"' in html
     assert 'href="/api/decisions/export?format=json"' in html
@@ -307,8 +310,9 @@ def test_history_pages_older_newer_and_first(user_client) -> None:
 @pytest.mark.parametrize("count", [1, 30], ids=["1-run", "30-runs"])
 def test_history_query_count_is_constant(user_client, django_assert_num_queries, count) -> None:
     make_runs(count, urls=3, attempts=2)
-    # session, user, one page of runs, the bounded count, three facet groupings
-    with django_assert_num_queries(7):
+    # session, user, saved views, one page of runs, their derived status, the bounded count,
+    # three facet groupings
+    with django_assert_num_queries(9):
         response = user_client.get("/decisions/?url=example.com")
     assert len(run_ids(response.content.decode())) == count
 
