@@ -167,6 +167,7 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         page=found.page,
         result_count=found.count,
         facets=found.facets,
+        facet_window=f"{found.facet_window:,}",
         newest_run_id=found.newest_run_id,
         has_filters=bool(filters.as_params()),
         filter_query=filter_query,

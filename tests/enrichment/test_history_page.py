@@ -57,6 +57,23 @@ def test_facets_count_each_choice_under_the_other_filters(user_client) -> None:
     assert "telegram" not in re.search(r"<datalist.*?</datalist>", html, re.S).group(0)
 
 
+def test_facets_count_the_newest_runs_only_and_say_so(user_client, monkeypatch) -> None:
+    # Facets group a bounded window of the newest matching runs (an index range at a
+    # million runs, not three scans of the log); past the exact count the page says so.
+    monkeypatch.setattr("enrichment.selectors.history_page.FACET_WINDOW", 3)
+    monkeypatch.setattr("enrichment.selectors.history_page.COUNT_CAP", 4)
+    make(3, outcome="skipped", channel="telegram")
+    make(3, outcome="success", channel="slack")
+    html = user_client.get("/decisions/").content.decode()
+    assert option(html, "filter-outcome", "success") == "success (3)"
+    assert option(html, "filter-outcome", "skipped") == "skipped (0)"
+    assert "telegram" not in re.search(r"<datalist.*?</datalist>", html, re.S).group(0)
+    assert "choice counts: the latest 3 matching runs" in html
+    # Under the exact count, no such note.
+    html = user_client.get("/decisions/?outcome=success").content.decode()
+    assert 'id="facet-window"' not in html
+
+
 def test_channel_filter_ignores_case(user_client) -> None:
     make(2, outcome="success", channel="Slack")
     make(1, outcome="success", channel="slack")
