@@ -109,6 +109,11 @@ class DatabaseSetting:
         config: dict[str, object] = {"ENGINE": self.engine, "NAME": self.name}
         if self.engine.endswith("sqlite3"):
             # WAL + a busy timeout let daphne, workers and the CLI share one file.
+            # Kept open per thread: opening a SQLite file (and registering Django's SQL
+            # functions) on every ``database_sync_to_async`` call cost ~10% of daphne's CPU
+            # under bench/ws_load.py. Checked before reuse, so a broken one is replaced.
+            config["CONN_MAX_AGE"] = 600
+            config["CONN_HEALTH_CHECKS"] = True
             config["OPTIONS"] = {
                 "timeout": 20,
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
