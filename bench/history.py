@@ -101,6 +101,9 @@ RUN_COLUMNS = (
     "config_snapshot",
     "media",
     "owner",
+    "config_version",
+    "stage_records",
+    "job",
 )
 URL_COLUMNS = (
     "id",
@@ -233,6 +236,9 @@ class LogGenerator:
                 SNAPSHOT,
                 "[]",
                 "bench-host:4242",
+                1,
+                "{}",
+                "",
             )
         )
 
