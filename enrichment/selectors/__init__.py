@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db import connections
+from django.db.models import Exists, OuterRef, Prefetch
 from django.utils.dateparse import parse_datetime
 
 from controlui.plumbing.errors import InvalidInput, NotFound
@@ -22,6 +23,12 @@ from controlui.plumbing.keyset import (
 )
 from enrichment.derived_status import STATUSES, status_condition, with_derived_status
 from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
+from enrichment.selectors.text_search import (
+    body_text_condition,
+    check_text_filters,
+    planned,
+    url_condition,
+)
 
 # Shortest session-key fragment for a "contains" match (a trigram index needs three).
 MIN_CONTAINS = 3
@@ -94,6 +101,7 @@ class HistoryFilters:
         for name in ("channel", "chat_type", "session_key", "url", "q", "command"):
             if len(str(values[name])) > 500:
                 raise InvalidInput(f"{name}: filter longer than 500 characters")
+        check_text_filters(str(values["url"]), str(values["q"]))
         return cls(**values)  # type: ignore[arg-type]
 
     def as_params(self) -> dict[str, str]:
@@ -139,13 +147,9 @@ class HistoryFilters:
         if self.until:
             runs = runs.filter(created_at__lt=self.until)
         if self.url:
-            runs = runs.filter(
-                Exists(UrlDecision.objects.filter(run=OuterRef("pk"), url__contains=self.url))
-            )
+            runs = runs.filter(url_condition(self.url))
         if self.q:
-            runs = runs.filter(
-                Q(original_body__icontains=self.q) | Q(enriched_body__icontains=self.q)
-            )
+            runs = runs.filter(body_text_condition(self.q, connections[runs.db].vendor))
         return runs
 
 
@@ -167,7 +171,8 @@ def decision_list(
 ) -> KeysetPage[Run]:
     """One page of runs, newest first; the cursor points after the last run shown."""
     runs = filters.apply(with_derived_status(Run.objects.only(*SUMMARY_FIELDS))).history_order()
-    return keyset_page(runs, cursor=cursor, limit=limit)
+    with planned(filters.q, runs.db):
+        return keyset_page(runs, cursor=cursor, limit=limit)
 
 
 def decision_get(*, run_id: int) -> Run:
@@ -186,6 +191,11 @@ def decision_get(*, run_id: int) -> Run:
 def decision_neighbours(*, run: Run, filters: HistoryFilters) -> tuple[int | None, int | None]:
     """(newer run id, older run id) within the filtered history, for prev/next links."""
     base = filters.apply(Run.objects.all())
+    with planned(filters.q, base.db):
+        return _neighbours(base, run)
+
+
+def _neighbours(base: RunQuerySet, run: Run) -> tuple[int | None, int | None]:
     newer = (
         base.filter(newer_than(run.created_at, run.pk))
         .order_by("created_at", "id")
@@ -210,4 +220,5 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
     if after is not None:
         runs = runs.filter(older_than(after.created_at, after.pk))
-    return list(runs[:EXPORT_CHUNK])
+    with planned(filters.q, runs.db):
+        return list(runs[:EXPORT_CHUNK])

@@ -15,6 +15,7 @@ from django.db.models.functions import Lower
 from controlui.plumbing.keyset import KeysetPage
 from enrichment.models import Run
 from enrichment.selectors import HistoryFilters, decision_list
+from enrichment.selectors.text_search import planned
 
 COUNT_CAP = 1000
 FACET_LIMIT = 30  # channels beyond the 30 most frequent are left out of the choices
@@ -83,11 +84,13 @@ def _field(name: str) -> F:
 
 
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
-    return HistoryPage(
-        page=decision_list(filters=filters, cursor=cursor, limit=limit),
-        count=result_count(filters),
-        facets=_choices(facet_counts(filters), filters),
-    )
+    # One plan for the rows, the count and the facets (see ``text_search.planned``).
+    with planned(filters.q):
+        return HistoryPage(
+            page=decision_list(filters=filters, cursor=cursor, limit=limit),
+            count=result_count(filters),
+            facets=_choices(facet_counts(filters), filters),
+        )
 
 
 def _choices(facets: dict[str, list[Facet]], filters: HistoryFilters) -> dict[str, list[Facet]]:
