@@ -171,7 +171,7 @@ def decision_list(
 ) -> KeysetPage[Run]:
     """One page of runs, newest first; the cursor points after the last run shown."""
     runs = filters.apply(with_derived_status(Run.objects.only(*SUMMARY_FIELDS))).history_order()
-    with planned(filters.q, runs.db):
+    with planned(filters.q, filters.url, runs.db):
         return keyset_page(runs, cursor=cursor, limit=limit)
 
 
@@ -191,7 +191,7 @@ def decision_get(*, run_id: int) -> Run:
 def decision_neighbours(*, run: Run, filters: HistoryFilters) -> tuple[int | None, int | None]:
     """(newer run id, older run id) within the filtered history, for prev/next links."""
     base = filters.apply(Run.objects.all())
-    with planned(filters.q, base.db):
+    with planned(filters.q, filters.url, base.db):
         return _neighbours(base, run)
 
 
@@ -220,5 +220,5 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS)).history_order()
     if after is not None:
         runs = runs.filter(older_than(after.created_at, after.pk))
-    with planned(filters.q, runs.db):
+    with planned(filters.q, filters.url, runs.db):
         return list(runs[:EXPORT_CHUNK])

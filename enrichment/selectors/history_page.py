@@ -85,7 +85,7 @@ def _field(name: str) -> F:
 
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
     # One plan for the rows, the count and the facets (see ``text_search.planned``).
-    with planned(filters.q):
+    with planned(filters.q, filters.url):
         return HistoryPage(
             page=decision_list(filters=filters, cursor=cursor, limit=limit),
             count=result_count(filters),

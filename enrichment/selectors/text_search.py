@@ -12,20 +12,23 @@
   one-letter fragment matches nearly every run; on PostgreSQL it was a one-second scan of
   every URL at a million runs).
 
-Newest-first pages filtered by a word: PostgreSQL guesses how many runs hold a word it has
-no statistics for (a rare one) as 0.5 % of the table, so it walks the history index
-expecting a match every ~200 runs, and for a rare word reads the whole table (or ANDs a
-bitmap of a quarter of the table from another filter's index). ``planned`` tells rare from
-common first (the planner's estimate when it has statistics for the word, else a bounded
-list of its runs from the GIN index alone); the reads of a rare word then ask for "one of
-these runs", which the planner estimates right.
+Planning (``planned``). PostgreSQL guesses how many runs hold a word it has no statistics
+for (a rare one) as 0.5 % of the table, so for a newest-first page it walks the history
+index expecting a match every ~200 runs, and for a rare word reads the whole table (or
+ANDs in a bitmap of a quarter of the table from another filter's index); and the history
+page asks for its rows, its count and three facets, each a new index lookup of the same
+rare word or URL fragment. So before those reads, a word or fragment that may be rare
+(by the planner's own estimate) has its runs listed once from its index, at most
+``RARE_MATCHES``; when that is all of them the reads ask for "one of these runs", which the
+planner estimates right. A common one is left as it is: walking the history meets its
+runs soon.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -45,9 +48,9 @@ _INDEXABLE_URL = re.compile(r"\w{3}")
 _WORD = re.compile(r"\w")
 TEXT_CONFIG = "simple"
 SEARCH_COLUMN = "body_search"  # PostgreSQL only: migration 0008
-# At most this many matches, a word is "rare": its runs are fetched from the GIN index and
-# sorted (bounded by this number); beyond it, walking the history newest first meets a
-# match at least every N / RARE_MATCHES runs (every ~200 at 1M runs).
+# At most this many matching runs (URL rows for a fragment), a word or fragment is "rare":
+# the reads look its runs up by id and sort them; beyond it, walking the history newest
+# first meets a match at least every N / RARE_MATCHES runs (every ~200 at 1M runs).
 RARE_MATCHES = 5000
 # PostgreSQL's guess for the share of rows holding a word absent from its statistics is at
 # most 0.5 % (DEFAULT_TS_MATCH_SEL): an estimate well above it (twice: row estimates are
@@ -56,14 +59,16 @@ COMMON_WORD_SHARE = 0.01
 
 
 @dataclass(frozen=True)
-class _RareWord:
-    query: str
-    run_ids: list[int]
+class _Plan:
+    """Inside ``planned``: the rare filters' runs by (filter name, text)."""
+
+    rare: dict[tuple[str, str], list[int]]
+
+    def run_ids(self, name: str, text: str) -> list[int] | None:
+        return self.rare.get((name, text))
 
 
-# Inside ``planned``: the rare word and its runs (``BodyMatches`` then reads as "one of
-# these runs"), or False for a common word.
-_PLANNED: ContextVar[_RareWord | bool | None] = ContextVar("text_search_planned", default=None)
+_PLANNED: ContextVar[_Plan | None] = ContextVar("text_search_planned", default=None)
 
 
 def url_fragment_problem(fragment: str) -> str | None:
@@ -96,25 +101,67 @@ def check_text_filters(url: str, q: str) -> None:
             raise InvalidInput(f"{name}: {problem}", [name])
 
 
-class BodyMatches(Expression):
-    """``<run>.body_search @@ plainto_tsquery('simple', q)`` (PostgreSQL only), naming the
-    run table by the alias of the query it is compiled in. Inside ``planned`` for a rare
-    word: ``<run>.id = ANY(<its runs>)``."""
+class _PlannedCondition(Expression):
+    """A run condition that, inside ``planned`` and for a rare text, reads
+    ``<run>.id = ANY(<its runs>)`` instead; the run table is named by the alias of the
+    query it is compiled in."""
 
     conditional = True
     output_field = BooleanField()
+    name = ""
 
-    def __init__(self, query: str) -> None:
+    def __init__(self, text: str) -> None:
         super().__init__()
-        self.query = query
+        self.text = text
 
     def as_sql(self, compiler: SQLCompiler, connection: Any) -> tuple[str, list[Any]]:
         table = compiler.quote_name_unless_alias(compiler.query.get_initial_alias())
-        planned_word = _PLANNED.get()
-        if isinstance(planned_word, _RareWord) and planned_word.query == self.query:
-            return f"{table}.{connection.ops.quote_name('id')} = ANY(%s)", [planned_word.run_ids]
+        plan = _PLANNED.get()
+        run_ids = plan.run_ids(self.name, self.text) if plan else None
+        if run_ids is not None:
+            return f"{table}.{connection.ops.quote_name('id')} = ANY(%s)", [run_ids]
+        return self.condition_sql(table, compiler, connection)
+
+    def condition_sql(
+        self, table: str, compiler: SQLCompiler, connection: Any
+    ) -> tuple[str, list[Any]]:
+        raise NotImplementedError
+
+
+class BodyMatches(_PlannedCondition):
+    """``<run>.body_search @@ plainto_tsquery('simple', q)`` (PostgreSQL only)."""
+
+    name = "q"
+
+    def condition_sql(
+        self, table: str, compiler: SQLCompiler, connection: Any
+    ) -> tuple[str, list[Any]]:
         column = f"{table}.{connection.ops.quote_name(SEARCH_COLUMN)}"
-        return f"{column} @@ plainto_tsquery('{TEXT_CONFIG}'::regconfig, %s)", [self.query]
+        return f"{column} @@ plainto_tsquery('{TEXT_CONFIG}'::regconfig, %s)", [self.text]
+
+
+class HasUrl(_PlannedCondition):
+    """Runs with a URL containing the fragment: ``EXISTS`` over their URL decisions."""
+
+    name = "url"
+
+    def __init__(self, text: str, exists: Any = None) -> None:
+        super().__init__(text)
+        self.exists = exists or Exists(
+            UrlDecision.objects.filter(run=OuterRef("pk"), url__contains=text)
+        )
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.exists]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.exists,) = exprs
+
+    def condition_sql(
+        self, table: str, compiler: SQLCompiler, connection: Any
+    ) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.exists)
+        return sql, list(params)
 
 
 def body_text_condition(query: str, vendor: str) -> Q | BodyMatches:
@@ -124,50 +171,72 @@ def body_text_condition(query: str, vendor: str) -> Q | BodyMatches:
     return Q(original_body__icontains=query) | Q(enriched_body__icontains=query)
 
 
-def url_condition(fragment: str) -> Exists:
+def url_condition(fragment: str) -> HasUrl:
     """Runs with a URL containing ``fragment`` (on PostgreSQL: the URL trigram index)."""
-    return Exists(UrlDecision.objects.filter(run=OuterRef("pk"), url__contains=fragment))
+    return HasUrl(fragment)
 
 
-def _estimated_rows(runs: QuerySet[Any]) -> float:
-    """The planner's row estimate for ``runs`` (an EXPLAIN, nothing is read)."""
-    plan = json.loads(runs.order_by().values("pk").explain(format="json"))
+def _estimated_rows(rows: QuerySet[Any]) -> float:
+    """The planner's row estimate for ``rows`` (an EXPLAIN, nothing is read)."""
+    plan = json.loads(rows.order_by().values("pk").explain(format="json"))
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-@contextmanager
-def planned(query: str, using: str = DEFAULT_DB_ALIAS) -> Iterator[bool | None]:
-    """Run the history reads inside this block with a plan fit for how rare the word(s)
-    ``query`` are. Yields True for a rare word, False for a common one, None when there is
-    nothing to plan (no ``q``, or not PostgreSQL). Evaluate the querysets inside the block.
+def _maybe_rare(rows: QuerySet[Any], table_rows: float) -> bool:
+    """Whether the matches ``rows`` of a text filter may be rare: PostgreSQL's estimate is
+    small, or no more than the guess it makes for a word it has no statistics for."""
+    estimate = _estimated_rows(rows)
+    return estimate <= RARE_MATCHES or estimate / max(table_rows, 1.0) <= COMMON_WORD_SHARE
 
-    A word is common when PostgreSQL's statistics say so (its estimate is then well above
-    the 0.5 % it guesses for words it knows nothing of, and above ``RARE_MATCHES``):
-    walking the history newest first meets its runs soon. Otherwise its runs are listed from the GIN index alone, at most
-    ``RARE_MATCHES + 1`` of them; when that is all there are, the reads inside the block
-    look for "one of these runs", which the planner estimates right (no walk of the whole
-    history for one match, no bitmap of another index ANDed in)."""
+
+def _rare_runs(
+    candidates: dict[str, tuple[QuerySet[Any], str]], using: str
+) -> dict[str, list[int]]:
+    """For each filter (name → its matching rows, their run id field), its runs when there
+    are at most ``RARE_MATCHES``, read from the filter's own index alone."""
+    found: dict[str, list[int]] = {}
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        # Only the text indexes can answer: bounded work whatever the text.
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
+        for name, (rows, run_id) in candidates.items():
+            ids = list(rows.order_by().values_list(run_id, flat=True)[: RARE_MATCHES + 1])
+            if len(ids) <= RARE_MATCHES:
+                found[name] = sorted(set(ids))
+        cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
+    return found
+
+
+@contextmanager
+def planned(
+    q: str, url: str = "", using: str = DEFAULT_DB_ALIAS
+) -> Iterator[frozenset[str] | None]:
+    """Run the history reads inside this block with a plan fit for how rare the word(s)
+    ``q`` and the URL fragment ``url`` are (see the module's docstring). Yields the names of
+    the filters found rare (``{"q"}``, ``{"q", "url"}`` …), or None when there is nothing to
+    plan (neither filter, or not PostgreSQL) or an outer block planned already. Evaluate
+    the querysets inside the block."""
     connection = connections[using]
-    if not query or connection.vendor != "postgresql" or _PLANNED.get() is not None:
-        planned_word = _PLANNED.get()
-        yield None if planned_word is None else planned_word is not False
+    if not (q or url) or connection.vendor != "postgresql" or _PLANNED.get() is not None:
+        yield None
         return
-    matching = Run.objects.using(using).filter(BodyMatches(query))
-    estimate = _estimated_rows(matching)
-    share = estimate / max(_estimated_rows(Run.objects.using(using)), 1.0)
-    plan: _RareWord | bool = False
-    if share <= COMMON_WORD_SHARE or estimate <= RARE_MATCHES:
-        with transaction.atomic(using=using), connection.cursor() as cursor:
-            # Only the GIN index can answer: bounded work whatever the word.
-            cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
-            ids = list(matching.order_by().values_list("pk", flat=True)[: RARE_MATCHES + 1])
-            cursor.execute(
-                "SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT"
-            )
-        if len(ids) <= RARE_MATCHES:
-            plan = _RareWord(query, ids)
-    token = _PLANNED.set(plan)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [Run._meta.db_table]
+        )
+        table_rows = float(cursor.fetchone()[0])
+    texts = {"q": q, "url": url}
+    candidates = {
+        name: (rows, run_id)
+        for name, rows, run_id in (
+            ("q", Run.objects.using(using).filter(BodyMatches(q)), "pk"),
+            ("url", UrlDecision.objects.using(using).filter(url__contains=url), "run_id"),
+        )
+        if texts[name] and _maybe_rare(rows, table_rows)
+    }
+    runs = _rare_runs(candidates, using) if candidates else {}
+    rare = {(name, texts[name]): ids for name, ids in runs.items()}
+    token = _PLANNED.set(_Plan(rare))
     try:
-        yield plan is not False
+        yield frozenset(name for name, _ in rare)
     finally:
         _PLANNED.reset(token)
