@@ -13,6 +13,10 @@ PostgreSQL, ``executemany`` on SQLite) and the indexes are rebuilt — all in on
 so an interrupted seed leaves the previous state. A database already holding exactly
 ``--runs`` runs is reused unless ``--reseed`` is given.
 
+Scenarios include the text filters: full-text words (common, two words, a rare ``ref-NNNNNN``,
+an absent one, a rare one with a channel), URL fragments (a host, a rare path, three
+characters) and the refused 1-2 character fragments (their 422 is timed too).
+
 Targets (PostgreSQL): p95 <= 50 ms for the API reads, p95 <= 80 ms for the HTML pages.
 SQLite figures are printed for comparison with the same targets beside them.
 """

@@ -42,10 +42,10 @@ from controlui.plumbing.errors import InvalidInput
 from enrichment.models import Run, UrlDecision
 
 MIN_URL_FRAGMENT = 3
-# Three word characters in a row: what a trigram index can look up (pg_trgm skips the
-# punctuation around them).
-_INDEXABLE_URL = re.compile(r"\w{3}")
-_WORD = re.compile(r"\w")
+# Three letters or digits in a row: what a trigram index can look up (pg_trgm skips all
+# else, "_" included); a full-text word needs one.
+_INDEXABLE_URL = re.compile(r"[^\W_]{3}")
+_WORD = re.compile(r"[^\W_]")
 TEXT_CONFIG = "simple"
 SEARCH_COLUMN = "body_search"  # PostgreSQL only: migration 0008
 # At most this many matching runs (URL rows for a fragment), a word or fragment is "rare":

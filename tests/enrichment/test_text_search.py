@@ -111,23 +111,27 @@ def test_q_matches_with_both_plans_the_same_runs_in_the_same_order(
     ("params", "field", "message"),
     [
         ({"q": "!!!"}, "q", "q: full-text search needs a word (letters or digits)"),
+        ({"q": "_ -- _"}, "q", "q: full-text search needs a word (letters or digits)"),
         ({"q": "a\x00b"}, "q", "q: contains a NUL character"),
         ({"q": "w" * 501}, "q", "q: filter longer than 500 characters"),
         ({"url": "e"}, "url", "url: URL filter needs at least 3 characters"),
         ({"url": "ex"}, "url", "url: URL filter needs at least 3 characters"),
         ({"url": "://"}, "url", "url: URL filter needs 3 letters or digits in a row"),
         ({"url": "a/b.c"}, "url", "url: URL filter needs 3 letters or digits in a row"),
+        ({"url": "a_b_c"}, "url", "url: URL filter needs 3 letters or digits in a row"),
         ({"url": "\x00ab"}, "url", "url: contains a NUL character"),
         ({"url": "x" * 501}, "url", "url: filter longer than 500 characters"),
     ],
     ids=[
         "q-punctuation",
+        "q-underscores",
         "q-nul",
         "q-overlong",
         "url-1-char",
         "url-2-chars",
         "url-punctuation",
         "url-no-3-in-a-row",
+        "url-underscores",
         "url-nul",
         "url-overlong",
     ],
@@ -236,12 +240,19 @@ def test_on_postgres_q_uses_the_gin_index_and_a_rare_word_never_walks_the_histor
 
 
 @postgres_only
-def test_on_postgres_url_uses_the_trigram_index() -> None:
-    make_run(url="https://docs.example.com/guide")
-    filters = HistoryFilters(url="docs.example")
-    sql, params = filters.apply(Run.objects.all()).query.sql_with_params()
+def test_on_postgres_a_rare_url_fragment_is_listed_from_the_trigram_index() -> None:
+    run = make_run(url="https://docs.example.com/guide")
+    make_run(url="https://other.example.org/")
+    fragment = UrlDecision.objects.filter(url__contains="docs.example")
+    sql, params = fragment.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         plan = explain(sql, params)
         cursor.execute("SET LOCAL enable_seqscan TO DEFAULT")
     assert "urldecision_url_trgm" in plan, plan
+    with text_search.planned("", "docs.example") as rare:
+        assert rare == {"url"}
+        runs = HistoryFilters(url="docs.example").apply(Run.objects.all())
+        sql, params = runs.query.sql_with_params()
+        assert "= ANY(" in sql and [run.pk] in params
+        assert list(runs) == [run]
