@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "adminsortable2",
     # Before "channels": its ``runworker enrichment`` reads the durable job stream.
     "enrichment",
     "channels",

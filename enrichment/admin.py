@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from adminsortable2.admin import CustomInlineFormSet, SortableAdminBase, SortableTabularInline
 from django import forms
 from django.contrib import admin
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Max, QuerySet
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.functional import cached_property
@@ -37,14 +38,30 @@ from enrichment.pipeline.templates import find_template_errors
 CHAT_TYPES_HELP = "direct, dm, group or channel; blank matches any"
 
 
-class ScopeRuleForm(forms.ModelForm):
+class DraggedPositionForm(forms.ModelForm):
+    """``position`` is a hidden input that dragging fills in: an error on it (a tampered
+    post) is repeated above the row, naming the field, since the input itself is not shown."""
+
+    MAX_POSITION = 100_000  # far beyond any real list; the same bound on every database
+
+    def clean_position(self) -> int | None:
+        value: int | None = self.cleaned_data.get("position")
+        if value is not None and value > self.MAX_POSITION:
+            raise forms.ValidationError(f"must be at most {self.MAX_POSITION}")
+        return value
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        for message in self.errors.get("position", []):
+            self.add_error(None, f"position: {message} (reload the page and drag again)")
+        return cleaned
+
+
+class ScopeRuleForm(DraggedPositionForm):
     class Meta:
         model = ScopeRule
         fields = ("position", "action", "channel", "chat_type", "key_prefix")
-        help_texts = {
-            "chat_type": CHAT_TYPES_HELP,
-            "position": "Rules are tried in this order; first match wins.",
-        }
+        help_texts = {"chat_type": CHAT_TYPES_HELP}
 
     def clean_chat_type(self) -> str:
         value = (self.cleaned_data.get("chat_type") or "").strip()
@@ -53,7 +70,7 @@ class ScopeRuleForm(forms.ModelForm):
         return value
 
 
-class LinkModelForm(forms.ModelForm):
+class LinkModelForm(DraggedPositionForm):
     class Meta:
         model = LinkModel
         fields = ("position", "command", "args", "timeout_seconds")
@@ -168,7 +185,7 @@ class AgentScalarsMixin(CoreScalarsMixin):
         return {"agents": {"list": [{"id": "agent", "tools": {"links": links}}]}}, paths
 
 
-class AgentInlineForm(AgentScalarsMixin):
+class AgentInlineForm(DraggedPositionForm, AgentScalarsMixin):
     class Meta:
         model = Agent
         fields = ("position", "agent_id")  # the inline's fields add the rest
@@ -192,7 +209,33 @@ class AgentForm(VersionedFormMixin, AgentScalarsMixin, OpenClawBlocksFormMixin):
         return f"agents.list[{position}].tools"
 
 
-class OrderedInline(admin.TabularInline):
+class LabelledInlineFormSet(CustomInlineFormSet):
+    """A tabular row has no ``<label>``s (the column heads name the cells): each input gets
+    its accessible name, the "Delete?" box included, as screen readers and axe expect."""
+
+    def add_fields(self, form: forms.Form, index: int | None) -> None:
+        super().add_fields(form, index)
+        for name, field in form.fields.items():
+            if not field.widget.is_hidden:
+                label = "Delete" if name == "DELETE" else str(field.label or name)
+                field.widget.attrs.setdefault("aria-label", label)
+
+
+class SortableRows:
+    """Rows ordered by dragging them (django-admin-sortable2) instead of typing numbers.
+
+    The library hides ``position`` (an input it fills with 1, 2, 3 … in the order shown) and
+    puts a new row last; ``RenumberingAdmin`` stores the result as 0, 1, 2 …. Saved rows
+    are dragged by their handle; keyboard users move the focused row with its buttons
+    (``admin_sortable_keys.js``: up, down, first, last)."""
+
+    class Media:
+        js = ("js/admin_sortable_keys.js",)
+        css = {"all": ("css/admin_sortable.css",)}
+
+
+class OrderedInline(SortableRows, SortableTabularInline):
+    formset = LabelledInlineFormSet
     extra = 0
     ordering = ("position", "id")
 
@@ -220,10 +263,12 @@ class LinkModelInline(OrderedInline):
     verbose_name_plural = "CLI entries (link models, tried in order)"
 
 
-class AgentInline(BooleanWidgetsMixin, admin.TabularInline):
+class AgentInline(BooleanWidgetsMixin, SortableRows, SortableTabularInline):
     model = Agent
     form = AgentInlineForm
+    formset = LabelledInlineFormSet
     extra = 0
+    ordering = ("position", "id")
     fields = (
         "position",
         "agent_id",
@@ -283,7 +328,7 @@ class RenumberingAdmin(BooleanWidgetsMixin, admin.ModelAdmin):
 
 
 @admin.register(EnrichmentConfig)
-class EnrichmentConfigAdmin(VersionedAdminMixin, RenumberingAdmin):
+class EnrichmentConfigAdmin(VersionedAdminMixin, SortableAdminBase, RenumberingAdmin):
     list_display = ("name", "is_active", "updated_at", "test_link")
     change_form_template = "admin/enrichment/enrichmentconfig/change_form.html"
     form = EnrichmentConfigForm
@@ -352,7 +397,7 @@ class EnrichmentConfigAdmin(VersionedAdminMixin, RenumberingAdmin):
 
 
 @admin.register(Agent)
-class AgentAdmin(VersionedAdminMixin, RenumberingAdmin):
+class AgentAdmin(VersionedAdminMixin, SortableAdminBase, RenumberingAdmin):
     list_display = ("agent_id", "config", "override_scope", "override_models")
     form = AgentForm
     inlines = [ScopeRuleInline, LinkModelInline]
@@ -372,6 +417,14 @@ class AgentAdmin(VersionedAdminMixin, RenumberingAdmin):
         "change_note",
         "base_version",
     )
+    # Agents are ordered by dragging them on the config page; a new one goes last.
+    readonly_fields = ("position",)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not change:
+            last = Agent.objects.filter(config=obj.config).aggregate(last=Max("position"))["last"]
+            obj.position = 0 if last is None else last + 1
+        super().save_model(request, obj, form, change)
 
 
 class NoCountPaginator(Paginator):

@@ -141,7 +141,9 @@ class ScopeRule(models.Model):
             )
             if v
         ]
-        return f"#{self.position} {self.action} {' '.join(parts) or 'everything'}"
+        # No position number: the admin orders rules by dragging, so a number shown on the
+        # row would be stale until the next save.
+        return f"{self.action} {' '.join(parts) or 'everything'}"
 
 
 class LinkModel(models.Model):

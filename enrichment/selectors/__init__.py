@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db import connections
+from django.db.models import Exists, OuterRef, Prefetch
 from django.utils.dateparse import parse_datetime
 
 from controlui.plumbing.errors import InvalidInput, NotFound
@@ -29,6 +30,12 @@ from enrichment.models import (
     Run,
     RunQuerySet,
     UrlDecision,
+)
+from enrichment.selectors.text_search import (
+    body_text_condition,
+    check_text_filters,
+    planned,
+    url_condition,
 )
 
 # Shortest session-key fragment for a "contains" match (a trigram index needs three).
@@ -123,6 +130,7 @@ class HistoryFilters:
         for name in ("channel", "chat_type", "session_key", "url", "q", "command"):
             if len(str(values[name])) > 500:
                 raise InvalidInput(f"{name}: filter longer than 500 characters")
+        check_text_filters(str(values["url"]), str(values["q"]))
         return cls(**values)  # type: ignore[arg-type]
 
     def as_params(self) -> dict[str, str]:
@@ -170,13 +178,9 @@ class HistoryFilters:
         if self.until:
             runs = runs.filter(created_at__lt=self.until)
         if self.url:
-            runs = runs.filter(
-                Exists(UrlDecision.objects.filter(run=OuterRef("pk"), url__contains=self.url))
-            )
+            runs = runs.filter(url_condition(self.url))
         if self.q:
-            runs = runs.filter(
-                Q(original_body__icontains=self.q) | Q(enriched_body__icontains=self.q)
-            )
+            runs = runs.filter(body_text_condition(self.q, connections[runs.db].vendor))
         return runs
 
 
@@ -211,7 +215,8 @@ def decision_list(
     """One page of runs in the filters' order (newest first by default); the cursor points
     after the last run shown."""
     runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS))
-    page = keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
+    with planned(filters.q, filters.url, runs.db):
+        page = keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
     derived_status_rows(page.items)
     return page
 
@@ -234,6 +239,11 @@ def decision_neighbours(*, run: Run, filters: HistoryFilters) -> tuple[int | Non
     first: the newer and the older run), for the detail page's prev/next links."""
     ordering = filters.ordering
     base = filters.apply(Run.objects.all())
+    with planned(filters.q, filters.url, base.db):
+        return _neighbours(base, run, ordering)
+
+
+def _neighbours(base: RunQuerySet, run: Run, ordering: Ordering) -> tuple[int | None, int | None]:
     value = _sort_value(run, ordering)
     previous = (
         ordering.reversed()
@@ -268,4 +278,5 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     runs = ordering.sorted(filters.apply(Run.objects.only(*SUMMARY_FIELDS)))
     if after is not None:
         runs = runs.filter(ordering.after(getattr(after, SORT_KEY), after.pk))
-    return list(runs[:EXPORT_CHUNK])
+    with planned(filters.q, filters.url, runs.db):
+        return list(runs[:EXPORT_CHUNK])

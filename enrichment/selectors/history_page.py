@@ -17,6 +17,7 @@ from django.db.models.functions import Lower
 from controlui.plumbing.keyset import KeysetPage
 from enrichment.models import Run
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
+from enrichment.selectors.text_search import planned
 
 COUNT_CAP = 1000
 FACET_LIMIT = 30  # channels beyond the 30 most frequent are left out of the choices
@@ -90,14 +91,16 @@ def _field(name: str) -> F:
 
 
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
-    page = decision_list(filters=filters, cursor=cursor, limit=limit)
-    return HistoryPage(
-        page=page,
-        count=result_count(filters),
-        facets=_choices(facet_counts(filters), filters),
-        newest_run_id=newest_run_id(filters, page),
-        facet_window=FACET_WINDOW,
-    )
+    # One plan for the rows, the count and the facets (see ``text_search.planned``).
+    with planned(filters.q, filters.url):
+        page = decision_list(filters=filters, cursor=cursor, limit=limit)
+        return HistoryPage(
+            page=page,
+            count=result_count(filters),
+            facets=_choices(facet_counts(filters), filters),
+            newest_run_id=newest_run_id(filters, page),
+            facet_window=FACET_WINDOW,
+        )
 
 
 def newest_run_id(filters: HistoryFilters, page: KeysetPage[Run]) -> int:

@@ -76,7 +76,10 @@ def test_decision_list_query_count_is_constant(filters) -> None:
     many, page = queries_for(lambda: decision_list(filters=filters, limit=50))
     assert len(page.items) == 40
     # The page, then the derived status of its rows (by id: never a scan of the history).
-    assert few == many == 2
+    # On PostgreSQL a word and a URL fragment are planned first (text_search.planned): the
+    # table size, two estimates and, in one savepoint, the runs of each rare one.
+    planning = 9 if filters.q and connection.vendor == "postgresql" else 0
+    assert few == many == 2 + planning
     # Reading the summary fields of every item costs nothing more.
     extra, _ = queries_for(
         lambda: [(r.outcome, r.channel, r.url_count, r.duration_ms) for r in page.items]

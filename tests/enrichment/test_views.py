@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from enrichment.config_store import config_document
@@ -311,8 +312,11 @@ def test_history_pages_older_newer_and_first(user_client) -> None:
 def test_history_query_count_is_constant(user_client, django_assert_num_queries, count) -> None:
     make_runs(count, urls=3, attempts=2)
     # session, user, saved views, one page of runs, their derived status, the bounded count,
-    # three facet groupings
-    with django_assert_num_queries(9):
+    # three facet groupings; on PostgreSQL the URL fragment is planned first
+    # (text_search.planned: the table size, an estimate, the runs of a rare fragment in a
+    # savepoint)
+    planning = 7 if connection.vendor == "postgresql" else 0
+    with django_assert_num_queries(9 + planning):
         response = user_client.get("/decisions/?url=example.com")
     assert len(run_ids(response.content.decode())) == count
 

@@ -1,0 +1,246 @@
+"""The history's text filters, each in a form its database answers from an index.
+
+- ``q`` (full text over the two bodies; link summaries are appended to the enriched one).
+  On PostgreSQL it is PostgreSQL's own text search: every word of ``q``, anywhere in the
+  run, as a whole word, case-insensitive (``plainto_tsquery`` with the ``simple``
+  configuration: no stemming, no stop words, any language; operators in ``q`` are plain
+  text, so no input is a syntax error). It reads the stored vector ``body_search`` and its
+  GIN index (migration 0008). On SQLite it is a case-insensitive substring, as before.
+- ``url`` (part of a URL, case-sensitive substring), the trigram index
+  ``urldecision_url_trgm`` on PostgreSQL. A trigram lookup needs three letters or digits
+  in a row; shorter fragments are refused on both databases, with the same message (a
+  one-letter fragment matches nearly every run; on PostgreSQL it was a one-second scan of
+  every URL at a million runs).
+
+Planning (``planned``). PostgreSQL guesses how many runs hold a word it has no statistics
+for (a rare one) as 0.5 % of the table, so for a newest-first page it walks the history
+index expecting a match every ~200 runs, and for a rare word reads the whole table (or
+ANDs in a bitmap of a quarter of the table from another filter's index); and the history
+page asks for its rows, its count and three facets, each a new index lookup of the same
+rare word or URL fragment. So before those reads, a word or fragment that may be rare
+(by the planner's own estimate) has its runs listed once from its index, at most
+``RARE_MATCHES``; when that is all of them the reads ask for "one of these runs", which the
+planner estimates right. A common one is left as it is: walking the history meets its
+runs soon.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.models import BooleanField, Exists, Expression, OuterRef, Q, QuerySet
+from django.db.models.sql.compiler import SQLCompiler
+
+from controlui.plumbing.errors import InvalidInput
+from enrichment.models import Run, UrlDecision
+
+MIN_URL_FRAGMENT = 3
+# Three letters or digits in a row: what a trigram index can look up (pg_trgm skips all
+# else, "_" included); a full-text word needs one.
+_INDEXABLE_URL = re.compile(r"[^\W_]{3}")
+_WORD = re.compile(r"[^\W_]")
+TEXT_CONFIG = "simple"
+SEARCH_COLUMN = "body_search"  # PostgreSQL only: migration 0008
+# At most this many matching runs (URL rows for a fragment), a word or fragment is "rare":
+# the reads look its runs up by id (random reads) and sort them; beyond it, walking the
+# history newest first (reads in order) meets a match at least every N / RARE_MATCHES
+# runs (every ~200 at 1M runs). Measured at 1M runs, the two cost about the same there.
+RARE_MATCHES = 5000
+# Listing the runs is tried when the estimate is below this (estimates of a LIKE over URLs
+# may be off by 2x) ...
+MAYBE_RARE_ESTIMATE = 2 * RARE_MATCHES
+# ... or when it is no more than PostgreSQL's guess for a word absent from its statistics,
+# at most 0.5 % of the rows (DEFAULT_TS_MATCH_SEL); twice that, since estimates are rounded.
+COMMON_WORD_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Inside ``planned``: the rare filters' runs by (filter name, text)."""
+
+    rare: dict[tuple[str, str], list[int]]
+
+    def run_ids(self, name: str, text: str) -> list[int] | None:
+        return self.rare.get((name, text))
+
+
+_PLANNED: ContextVar[_Plan | None] = ContextVar("text_search_planned", default=None)
+
+
+def url_fragment_problem(fragment: str) -> str | None:
+    """Why ``fragment`` cannot be a URL filter, or None (an empty one is no filter)."""
+    if not fragment:
+        return None
+    if len(fragment) < MIN_URL_FRAGMENT:
+        return (
+            f"URL filter needs at least {MIN_URL_FRAGMENT} characters "
+            "(a shorter fragment matches nearly every run)"
+        )
+    if not _INDEXABLE_URL.search(fragment):
+        return (
+            f"URL filter needs {MIN_URL_FRAGMENT} letters or digits in a row "
+            "(e.g. part of a host name or path)"
+        )
+    return None
+
+
+def text_query_problem(query: str) -> str | None:
+    """Why ``query`` cannot be a full-text filter, or None."""
+    if query and not _WORD.search(query):
+        return "full-text search needs a word (letters or digits)"
+    return None
+
+
+def check_text_filters(url: str, q: str) -> None:
+    for name, problem in (("url", url_fragment_problem(url)), ("q", text_query_problem(q))):
+        if problem:
+            raise InvalidInput(f"{name}: {problem}", [name])
+
+
+class _PlannedCondition(Expression):
+    """A run condition that, inside ``planned`` and for a rare text, reads
+    ``<run>.id = ANY(<its runs>)`` instead; the run table is named by the alias of the
+    query it is compiled in."""
+
+    conditional = True
+    output_field = BooleanField()
+    name = ""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def as_sql(self, compiler: SQLCompiler, connection: Any) -> tuple[str, list[Any]]:
+        table = compiler.quote_name_unless_alias(compiler.query.get_initial_alias())
+        plan = _PLANNED.get()
+        run_ids = plan.run_ids(self.name, self.text) if plan else None
+        if run_ids is not None:
+            return f"{table}.{connection.ops.quote_name('id')} = ANY(%s)", [run_ids]
+        return self.condition_sql(table, compiler, connection)
+
+    def condition_sql(
+        self, table: str, compiler: SQLCompiler, connection: Any
+    ) -> tuple[str, list[Any]]:
+        raise NotImplementedError
+
+
+class BodyMatches(_PlannedCondition):
+    """``<run>.body_search @@ plainto_tsquery('simple', q)`` (PostgreSQL only)."""
+
+    name = "q"
+
+    def condition_sql(
+        self, table: str, compiler: SQLCompiler, connection: Any
+    ) -> tuple[str, list[Any]]:
+        column = f"{table}.{connection.ops.quote_name(SEARCH_COLUMN)}"
+        return f"{column} @@ plainto_tsquery('{TEXT_CONFIG}'::regconfig, %s)", [self.text]
+
+
+class HasUrl(_PlannedCondition):
+    """Runs with a URL containing the fragment: ``EXISTS`` over their URL decisions."""
+
+    name = "url"
+
+    def __init__(self, text: str, exists: Any = None) -> None:
+        super().__init__(text)
+        self.exists = exists or Exists(
+            UrlDecision.objects.filter(run=OuterRef("pk"), url__contains=text)
+        )
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.exists]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.exists,) = exprs
+
+    def condition_sql(
+        self, table: str, compiler: SQLCompiler, connection: Any
+    ) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.exists)
+        return sql, list(params)
+
+
+def body_text_condition(query: str, vendor: str) -> Q | BodyMatches:
+    """Runs whose bodies hold ``query``: full text on PostgreSQL, a substring elsewhere."""
+    if vendor == "postgresql":
+        return BodyMatches(query)
+    return Q(original_body__icontains=query) | Q(enriched_body__icontains=query)
+
+
+def url_condition(fragment: str) -> HasUrl:
+    """Runs with a URL containing ``fragment`` (on PostgreSQL: the URL trigram index)."""
+    return HasUrl(fragment)
+
+
+def _estimated_rows(rows: QuerySet[Any]) -> float:
+    """The planner's row estimate for ``rows`` (an EXPLAIN, nothing is read)."""
+    plan = json.loads(rows.order_by().values("pk").explain(format="json"))
+    return float(plan[0]["Plan"]["Plan Rows"])
+
+
+def _maybe_rare(rows: QuerySet[Any], table_rows: float) -> bool:
+    """Whether the matches ``rows`` of a text filter may be rare: PostgreSQL's estimate is
+    small, or no more than the guess it makes for a word it has no statistics for (the
+    list from the index is bounded: at worst ``RARE_MATCHES`` rows read for nothing)."""
+    estimate = _estimated_rows(rows)
+    return estimate <= MAYBE_RARE_ESTIMATE or estimate / max(table_rows, 1.0) <= COMMON_WORD_SHARE
+
+
+def _rare_runs(
+    candidates: dict[str, tuple[QuerySet[Any], str]], using: str
+) -> dict[str, list[int]]:
+    """For each filter (name → its matching rows, their run id field), its runs when there
+    are at most ``RARE_MATCHES``, read from the filter's own index alone."""
+    found: dict[str, list[int]] = {}
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        # Only the text indexes can answer: bounded work whatever the text.
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
+        for name, (rows, run_id) in candidates.items():
+            ids = list(rows.order_by().values_list(run_id, flat=True)[: RARE_MATCHES + 1])
+            if len(ids) <= RARE_MATCHES:
+                found[name] = sorted(set(ids))
+        cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
+    return found
+
+
+@contextmanager
+def planned(
+    q: str, url: str = "", using: str = DEFAULT_DB_ALIAS
+) -> Iterator[frozenset[str] | None]:
+    """Run the history reads inside this block with a plan fit for how rare the word(s)
+    ``q`` and the URL fragment ``url`` are (see the module's docstring). Yields the names of
+    the filters found rare (``{"q"}``, ``{"q", "url"}`` …), or None when there is nothing to
+    plan (neither filter, or not PostgreSQL) or an outer block planned already. Evaluate
+    the querysets inside the block."""
+    connection = connections[using]
+    if not (q or url) or connection.vendor != "postgresql" or _PLANNED.get() is not None:
+        yield None
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [Run._meta.db_table]
+        )
+        table_rows = float(cursor.fetchone()[0])
+    texts = {"q": q, "url": url}
+    candidates = {
+        name: (rows, run_id)
+        for name, rows, run_id in (
+            ("q", Run.objects.using(using).filter(BodyMatches(q)), "pk"),
+            ("url", UrlDecision.objects.using(using).filter(url__contains=url), "run_id"),
+        )
+        if texts[name] and _maybe_rare(rows, table_rows)
+    }
+    runs = _rare_runs(candidates, using) if candidates else {}
+    rare = {(name, texts[name]): ids for name, ids in runs.items()}
+    token = _PLANNED.set(_Plan(rare))
+    try:
+        yield frozenset(name for name, _ in rare)
+    finally:
+        _PLANNED.reset(token)

@@ -1,0 +1,259 @@
+"""The history's text filters on both databases: ``q`` (PostgreSQL's full-text search; a
+substring on SQLite) and ``url`` (a fragment of three letters or digits or more, refused
+shorter with the same message on the page, the API and the export).
+
+Run this file with ``DATABASE_URL=postgres://…`` too: the PostgreSQL tests check the plans
+(the GIN index of the stored ``body_search`` vector, the URL trigram index, no walk of the
+history index for a rare word) and what the stored vector does with long bodies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from enrichment.models import Run, UrlDecision
+from enrichment.selectors import HistoryFilters, decision_export_chunk, decision_list, text_search
+from enrichment.selectors.history_page import history_page
+
+pytestmark = pytest.mark.django_db
+
+ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+postgres_only = pytest.mark.skipif(not ON_POSTGRES, reason="needs DATABASE_URL=postgres://…")
+
+
+def make_run(minutes_ago: int = 1, url: str | None = None, **fields: Any) -> Run:
+    run = Run.objects.create(
+        created_at=timezone.now() - timedelta(minutes=minutes_ago),
+        outcome=fields.pop("outcome", "success"),
+        channel="slack",
+        **fields,
+    )
+    if url:
+        UrlDecision.objects.create(run=run, position=0, url=url)
+    return run
+
+
+def api_ids(client: Any, **params: str) -> list[int]:
+    response = client.get("/api/decisions", params)
+    assert response.status_code == 200, response.content
+    return [item["runId"] for item in response.json()["items"]]
+
+
+def page_ids(client: Any, **params: str) -> list[int]:
+    response = client.get("/decisions/", params)
+    assert response.status_code == 200, response.content[:500]
+    return [int(i) for i in re.findall(r'href="/decisions/(\d+)/', response.content.decode())]
+
+
+# --- q: the same answers on both databases --------------------------------------------------
+
+
+def test_q_finds_a_word_in_either_body_case_insensitively(user_client) -> None:
+    deploy = make_run(3, original_body="can we Deploy tomorrow?")
+    summary = make_run(
+        2, original_body="see link", enriched_body="see link\n\n[Link]\nRollback plan"
+    )
+    make_run(1, original_body="nothing to see")
+    assert api_ids(user_client, q="deploy") == [deploy.pk]
+    assert api_ids(user_client, q="ROLLBACK") == [summary.pk]
+    assert api_ids(user_client, q="rollback plan") == [summary.pk]
+    assert api_ids(user_client, q="absent") == []
+    assert set(page_ids(user_client, q="deploy")) == {deploy.pk}
+
+
+def test_q_pages_newest_first_with_the_keyset_cursor(user_client) -> None:
+    runs = [make_run(minutes, original_body=f"incident {minutes}") for minutes in range(1, 8)]
+    make_run(0, original_body="unrelated")
+    first = user_client.get("/api/decisions", {"q": "incident", "limit": 4}).json()
+    second = user_client.get(
+        "/api/decisions", {"q": "incident", "limit": 4, "cursor": first["nextCursor"]}
+    ).json()
+    ids = [item["runId"] for item in first["items"] + second["items"]]
+    assert ids == [run.pk for run in runs]
+    assert second["nextCursor"] is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["a & b | !c", "x:* <-> (y", "'quoted' \"double\"", "or", "-deploy", "a\\b", "ß𝒳 日本"],
+)
+def test_q_with_search_syntax_is_plain_text_never_an_error(user_client, query) -> None:
+    make_run(original_body="plain words only")
+    assert user_client.get("/api/decisions", {"q": query}).status_code == 200
+    assert user_client.get("/decisions/", {"q": query}).status_code == 200
+
+
+def test_q_matches_with_both_plans_the_same_runs_in_the_same_order(
+    user_client, monkeypatch
+) -> None:
+    """Few matches are fetched and sorted, many are found walking the history: same rows."""
+    common = [make_run(minutes, original_body=f"common word {minutes}") for minutes in range(1, 7)]
+    rare = make_run(10, original_body="rare needle")
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 3)
+    assert api_ids(user_client, q="common") == [run.pk for run in common]
+    assert api_ids(user_client, q="needle") == [rare.pk]
+    assert [run.pk for run in decision_export_chunk(filters=HistoryFilters(q="common"))] == [
+        run.pk for run in common
+    ]
+    found = history_page(filters=HistoryFilters(q="common"), cursor=None, limit=50)
+    assert (found.count.count, found.count.exact) == (6, True)
+    assert [facet.count for facet in found.facets["outcome"] if facet.value == "success"] == [6]
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "message"),
+    [
+        ({"q": "!!!"}, "q", "q: full-text search needs a word (letters or digits)"),
+        ({"q": "_ -- _"}, "q", "q: full-text search needs a word (letters or digits)"),
+        ({"q": "a\x00b"}, "q", "q: contains a NUL character"),
+        ({"q": "w" * 501}, "q", "q: filter longer than 500 characters"),
+        ({"url": "e"}, "url", "url: URL filter needs at least 3 characters"),
+        ({"url": "ex"}, "url", "url: URL filter needs at least 3 characters"),
+        ({"url": "://"}, "url", "url: URL filter needs 3 letters or digits in a row"),
+        ({"url": "a/b.c"}, "url", "url: URL filter needs 3 letters or digits in a row"),
+        ({"url": "a_b_c"}, "url", "url: URL filter needs 3 letters or digits in a row"),
+        ({"url": "\x00ab"}, "url", "url: contains a NUL character"),
+        ({"url": "x" * 501}, "url", "url: filter longer than 500 characters"),
+    ],
+    ids=[
+        "q-punctuation",
+        "q-underscores",
+        "q-nul",
+        "q-overlong",
+        "url-1-char",
+        "url-2-chars",
+        "url-punctuation",
+        "url-no-3-in-a-row",
+        "url-underscores",
+        "url-nul",
+        "url-overlong",
+    ],
+)
+def test_unsearchable_text_filters_are_refused_everywhere_naming_the_problem(
+    user_client, params, field, message
+) -> None:
+    make_run(original_body="something", url="https://example.com/a")
+    page = user_client.get("/decisions/", params)
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert message in html
+    if "NUL" not in message:  # NUL is refused before any view, by the input guard
+        assert re.search(rf'id="filter-{field}"[^>]*aria-invalid="true"', html), field
+        assert 'class="card error-card"' in html
+    for path in ("/api/decisions", "/api/decisions/export"):
+        response = user_client.get(path, params)
+        assert response.status_code == 422, path
+        assert message in response.json()["detail"], path
+
+
+# --- url: a fragment of three letters or digits or more -------------------------------------
+
+
+def test_url_fragment_of_three_or_more_finds_its_runs(user_client) -> None:
+    wiki = make_run(2, url="https://en.wikipedia.example/wiki/Gateway")
+    docs = make_run(1, url="https://docs.example.com/guide?page=2")
+    assert api_ids(user_client, url="wiki") == [wiki.pk]
+    assert api_ids(user_client, url="example") == [docs.pk, wiki.pk]
+    assert api_ids(user_client, url="?page=2") == [docs.pk]
+    exported = decision_export_chunk(filters=HistoryFilters.from_params({"url": "docs."}))
+    assert [run.pk for run in exported] == [docs.pk]
+
+
+# --- each database's own behaviour -----------------------------------------------------------
+
+
+@pytest.mark.skipif(ON_POSTGRES, reason="SQLite's substring search")
+def test_on_sqlite_q_is_a_substring(user_client) -> None:
+    run = make_run(original_body="deployment")
+    assert api_ids(user_client, q="ploym") == [run.pk]
+
+
+@postgres_only
+def test_on_postgres_q_is_whole_words_in_any_order(user_client) -> None:
+    run = make_run(original_body="why did the build fail after the deploy")
+    assert api_ids(user_client, q="deploy build") == [run.pk]
+    assert api_ids(user_client, q="deplo") == []  # whole words, not fragments
+    assert api_ids(user_client, q="deploy missing") == []  # every word
+
+
+@postgres_only
+def test_on_postgres_the_vector_follows_updates_and_survives_huge_bodies(user_client) -> None:
+    run = make_run(original_body="first", enriched_body="")
+    Run.objects.filter(pk=run.pk).update(enriched_body="first\n\n[Link]\nsummarised")
+    assert api_ids(user_client, q="summarised") == [run.pk]
+    # More text than one tsvector holds (1 MB): the run is still stored; its first
+    # 100,000 characters are searchable.
+    words = " ".join(f"w{i}x" for i in range(120_000))
+    huge = make_run(2, original_body=f"headline {words}")
+    assert Run.objects.filter(pk=huge.pk).exists()
+    assert api_ids(user_client, q="headline") == [huge.pk]
+
+
+def explain(sql: str, params: Any) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@postgres_only
+def test_on_postgres_q_uses_the_gin_index_and_a_rare_word_never_walks_the_history(
+    monkeypatch,
+) -> None:
+    for minutes in range(30):
+        make_run(minutes, original_body=f"common text {minutes}")
+    needle = make_run(40, original_body="rare needle")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_run")
+    matching = HistoryFilters(q="needle").apply(Run.objects.all())
+    sql, params = matching.query.sql_with_params()
+    with connection.cursor() as cursor:
+        # 31 runs are read whole; at a million the GIN index is the way.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = explain(sql, params)
+        cursor.execute("SET LOCAL enable_seqscan TO DEFAULT")
+    assert "run_body_search" in plan, plan
+    runs = matching.history_order()[:51]
+    # A rare word: its runs are listed once from the index, the page asks for those.
+    with text_search.planned("needle") as rare:
+        assert rare == {"q"}
+        sql, params = runs.query.sql_with_params()
+        assert "= ANY(" in sql and params[0] == [needle.pk]
+        assert "run_history" not in explain(sql, params)
+        assert [run.pk for run in decision_list(filters=HistoryFilters(q="needle")).items] == [
+            needle.pk
+        ]
+    # A word with more runs than a rare one has: the ordinary condition.
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 5)
+    with text_search.planned("common") as rare:
+        assert rare == set()
+        assert "@@ plainto_tsquery" in str(runs.query)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_indexscan")
+        assert cursor.fetchone()[0] == "on"
+
+
+@postgres_only
+def test_on_postgres_a_rare_url_fragment_is_listed_from_the_trigram_index() -> None:
+    run = make_run(url="https://docs.example.com/guide")
+    make_run(url="https://other.example.org/")
+    fragment = UrlDecision.objects.filter(url__contains="docs.example")
+    sql, params = fragment.query.sql_with_params()
+    with connection.cursor() as cursor:
+        # As ``planned`` lists a fragment's runs: no table scan, no walk of another index.
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
+        plan = explain(sql, params)
+        cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
+    assert "urldecision_url_trgm" in plan, plan
+    with text_search.planned("", "docs.example") as rare:
+        assert rare == {"url"}
+        runs = HistoryFilters(url="docs.example").apply(Run.objects.all())
+        sql, params = runs.query.sql_with_params()
+        assert "= ANY(" in sql and [run.pk] in params
+        assert list(runs) == [run]
