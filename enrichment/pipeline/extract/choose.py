@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["trafilatura", "resiliparse"]
+Source = Literal["trafilatura", "resiliparse", "region"]
 
 SHINGLE = 4
 # resiliparse must be this many times longer (in words) to be preferred...
@@ -29,6 +29,10 @@ LONGER_RATIO = 1.5
 CONTAINED_SHARE = 0.5
 # Below this many words trafilatura is treated as having found nothing.
 TOO_SHORT_WORDS = 50
+# On a page that declares no kind, the main region's text wins when it is this many times
+# longer than the chosen extraction and holds at least REGION_CONTAINED_SHARE of it.
+REGION_LONGER_RATIO = 1.5
+REGION_CONTAINED_SHARE = 0.6
 _WORD = re.compile(r"\w+")
 
 
@@ -62,3 +66,31 @@ def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
     return Choice(
         "trafilatura", "agreement" if contained >= CONTAINED_SHARE else "disagreement", contained
     )
+
+
+def choose_for_kind(kind: str, trafilatura_text: str, resiliparse_text: str, region_text: str) -> Choice:
+    """The pick for a page of this declared kind (see ``signals.page_kind``).
+
+    Articles, products and discussions are pages whose content one extractor or the other
+    finds as a whole, so the agreement rule above decides. A page that declares nothing is
+    often a documentation page, a listing or a collection whose content is many sibling
+    blocks: when the main region's text is clearly longer and still contains most of the
+    chosen text, the extractors cut it short and the region stands.
+
+        >>> choose_for_kind("other", "a b c d e", "", "a b c d e f g h i").source
+        'region'
+        >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
+        'trafilatura'
+    """
+    choice = choose_candidate(trafilatura_text, resiliparse_text)
+    if kind != "other" or not region_text:
+        return choice
+    chosen = resiliparse_text if choice.source == "resiliparse" else trafilatura_text
+    region_words = len(_WORD.findall(region_text))
+    if region_words <= REGION_LONGER_RATIO * len(_WORD.findall(chosen)):
+        return choice
+    base = shingles(chosen)
+    contained = len(base & shingles(region_text)) / len(base) if base else 1.0
+    if contained >= REGION_CONTAINED_SHARE:
+        return Choice("region", "region superset", contained)
+    return choice
