@@ -29,6 +29,14 @@ LONGER_RATIO = 1.5
 CONTAINED_SHARE = 0.5
 # Below this many words trafilatura is treated as having found nothing.
 TOO_SHORT_WORDS = 50
+# On an article (or an undeclared page), a resiliparse text this many times longer than a
+# trafilatura text of at least SUBSTANTIAL_WORDS words is the page around the article.
+PAGE_AROUND_RATIO = 4.0
+SUBSTANTIAL_WORDS = 100
+# On a discussion page, a block-level text at most this many times longer that holds
+# POST_HEADERS_SHARE of the chosen text is the same thread with each post's author line.
+POST_HEADERS_RATIO = 2.0
+POST_HEADERS_SHARE = 0.7
 # On a page that declares no kind, the main region's text wins when it is this many times
 # longer than the chosen extraction and holds at least REGION_CONTAINED_SHARE of it.
 REGION_LONGER_RATIO = 1.5
@@ -72,7 +80,8 @@ def choose_for_kind(kind: str, trafilatura_text: str, resiliparse_text: str, reg
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
     Articles, products and discussions are pages whose content one extractor or the other
-    finds as a whole, so the agreement rule above decides. A page that declares nothing is
+    finds as a whole, so the agreement rule above decides (on an article, a resiliparse text
+    several times longer than a substantial trafilatura text holds the page around it). A page that declares nothing is
     often a documentation page, a listing or a collection whose content is many sibling
     blocks: when the main region's text is clearly longer and still contains most of the
     chosen text, the extractors cut it short and the region stands.
@@ -83,9 +92,19 @@ def choose_for_kind(kind: str, trafilatura_text: str, resiliparse_text: str, reg
         'trafilatura'
     """
     choice = choose_candidate(trafilatura_text, resiliparse_text)
+    if choice.reason == "superset" and kind in ("article", "other"):
+        first_words = len(_WORD.findall(trafilatura_text))
+        if (
+            first_words >= SUBSTANTIAL_WORDS
+            and len(_WORD.findall(resiliparse_text)) > PAGE_AROUND_RATIO * first_words
+        ):
+            # Several times a substantial article: the page around it (teasers, comments).
+            choice = Choice("trafilatura", "page around the article", choice.contained)
+    chosen = resiliparse_text if choice.source == "resiliparse" else trafilatura_text
+    if kind == "forum":
+        return _with_post_headers(choice, chosen, resiliparse_text, region_text)
     if kind != "other" or not region_text:
         return choice
-    chosen = resiliparse_text if choice.source == "resiliparse" else trafilatura_text
     region_words = len(_WORD.findall(region_text))
     if region_words <= REGION_LONGER_RATIO * len(_WORD.findall(chosen)):
         return choice
@@ -93,4 +112,29 @@ def choose_for_kind(kind: str, trafilatura_text: str, resiliparse_text: str, reg
     contained = len(base & shingles(region_text)) / len(base) if base else 1.0
     if contained >= REGION_CONTAINED_SHARE:
         return Choice("region", "region superset", contained)
+    return choice
+
+
+def _with_post_headers(choice: Choice, chosen: str, resiliparse_text: str, region_text: str) -> Choice:
+    """On a discussion page, prefer the text that keeps who wrote each post and when.
+
+    trafilatura keeps the posts' bodies but drops the author and date line above each; the
+    main region and resiliparse keep them. A somewhat longer text that contains most of the
+    chosen one is the same thread with those lines (readers need to know who answered).
+    """
+    chosen_words = len(_WORD.findall(chosen))
+    base = shingles(chosen)
+    candidates: tuple[tuple[Source, str], ...] = (
+        ("region", region_text),
+        ("resiliparse", resiliparse_text),
+    )
+    for source, text in candidates:
+        if source == choice.source or not text:
+            continue
+        words = len(_WORD.findall(text))
+        if not chosen_words < words <= POST_HEADERS_RATIO * chosen_words:
+            continue
+        contained = len(base & shingles(text)) / len(base) if base else 0.0
+        if contained >= POST_HEADERS_SHARE:
+            return Choice(source, "post headers", contained)
     return choice
