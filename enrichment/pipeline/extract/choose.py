@@ -76,7 +76,9 @@ def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
     )
 
 
-def choose_for_kind(kind: str, trafilatura_text: str, resiliparse_text: str, region_text: str) -> Choice:
+def choose_for_kind(
+    kind: str, trafilatura_text: str, resiliparse_text: str, region_text: str
+) -> Choice:
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
     Articles, products and discussions are pages whose content one extractor or the other
@@ -115,7 +117,9 @@ def choose_for_kind(kind: str, trafilatura_text: str, resiliparse_text: str, reg
     return choice
 
 
-def _with_post_headers(choice: Choice, chosen: str, resiliparse_text: str, region_text: str) -> Choice:
+def _with_post_headers(
+    choice: Choice, chosen: str, resiliparse_text: str, region_text: str
+) -> Choice:
     """On a discussion page, prefer the text that keeps who wrote each post and when.
 
     trafilatura keeps the posts' bodies but drops the author and date line above each; the
