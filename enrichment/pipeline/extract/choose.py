@@ -37,6 +37,10 @@ SUBSTANTIAL_WORDS = 100
 # POST_HEADERS_SHARE of the chosen text is the same thread with each post's author line.
 POST_HEADERS_RATIO = 2.0
 POST_HEADERS_SHARE = 0.7
+# On a page that declares no kind, a trafilatura text shorter than FRAGMENT_WORDS is one
+# block of many when the region (or resiliparse) is FRAGMENT_RATIO times longer.
+FRAGMENT_WORDS = 300
+FRAGMENT_RATIO = 3.0
 # On a page that declares no kind, the main region's text wins when it is this many times
 # longer than the chosen extraction and holds at least REGION_CONTAINED_SHARE of it.
 REGION_LONGER_RATIO = 1.5
@@ -105,8 +109,11 @@ def choose_for_kind(
     chosen = resiliparse_text if choice.source == "resiliparse" else trafilatura_text
     if kind == "forum":
         return _with_post_headers(choice, chosen, resiliparse_text, region_text)
-    if kind != "other" or not region_text:
+    if kind != "other":
         return choice
+    fragment = _fragment_of_many_blocks(choice, chosen, resiliparse_text, region_text)
+    if fragment is not None or not region_text:
+        return fragment or choice
     region_words = len(_WORD.findall(region_text))
     if region_words <= REGION_LONGER_RATIO * len(_WORD.findall(chosen)):
         return choice
@@ -142,3 +149,27 @@ def _with_post_headers(
         if contained >= POST_HEADERS_SHARE:
             return Choice(source, "post headers", contained)
     return choice
+
+
+def _fragment_of_many_blocks(
+    choice: Choice, chosen: str, resiliparse_text: str, region_text: str
+) -> Choice | None:
+    """On an undeclared page, a short trafilatura text beside a far longer one is a fragment.
+
+    Listings and collections are many sibling blocks; trafilatura then often keeps one of
+    them (an intro, a single card) and the two texts share little. A main region (else the
+    resiliparse text) several times longer is the list itself.
+    """
+    if choice.source != "trafilatura":
+        return None
+    words = len(_WORD.findall(chosen))
+    if words >= FRAGMENT_WORDS:
+        return None
+    candidates: tuple[tuple[Source, str], ...] = (
+        ("region", region_text),
+        ("resiliparse", resiliparse_text),
+    )
+    for source, text in candidates:
+        if text and len(_WORD.findall(text)) > FRAGMENT_RATIO * words:
+            return Choice(source, "fragment of many blocks", choice.contained)
+    return None

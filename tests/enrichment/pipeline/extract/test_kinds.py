@@ -157,12 +157,21 @@ def test_main_region_is_declared_and_holds_the_page(body: str, found: str) -> No
 
 
 def test_region_wins_only_on_undeclared_pages_and_only_as_a_superset() -> None:
-    chosen = " ".join(f"item{i} costs money" for i in range(20))
-    region = chosen + " " + " ".join(f"item{i} costs money" for i in range(20, 60))
+    chosen = " ".join(f"item{i} costs money" for i in range(120))
+    region = chosen + " " + " ".join(f"item{i} costs money" for i in range(120, 300))
     assert choose_for_kind("other", chosen, "", region).source == "region"
     assert choose_for_kind("article", chosen, "", region).source == "trafilatura"
-    unrelated = " ".join(f"teaser{i} elsewhere today" for i in range(80))
+    unrelated = " ".join(f"teaser{i} elsewhere today" for i in range(300))
     assert choose_for_kind("other", chosen, "", unrelated).source == "trafilatura"
+
+
+def test_short_trafilatura_text_on_an_undeclared_page_is_a_fragment_of_the_list() -> None:
+    intro = " ".join(f"intro{i} of the shop" for i in range(30))  # 120 words
+    cards = " ".join(f"card{i} name and price" for i in range(100))  # 400 words
+    choice = choose_for_kind("other", intro, cards, "")
+    assert (choice.source, choice.reason) == ("resiliparse", "fragment of many blocks")
+    assert choose_for_kind("other", intro, cards, cards + " more").source == "region"
+    assert choose_for_kind("article", intro, cards, cards).source == "trafilatura"
 
 
 def test_page_around_a_substantial_article_is_not_taken_for_it() -> None:
