@@ -1,10 +1,12 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-HTML goes through two main-content extractors (``extract/``: trafilatura and resiliparse;
-navigation, sidebars and footers are dropped), after hidden elements were removed so text a
-browser would never show cannot smuggle instructions in; the one kept per page is chosen by how
-much the two agree (``extract/choose.py``). When both find nothing, a plain HTML-to-text pass
-runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
+HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
+pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
+footers are dropped), after hidden elements were removed so text a browser would never show
+cannot smuggle instructions in (folded tab and accordion panels and streamed server-rendered
+segments are shown, as a browser shows them). The text kept per page is chosen from the page's
+declared kind and how much the candidates agree (``extract/choose.py``). When all find
+nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
