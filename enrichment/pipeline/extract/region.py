@@ -34,6 +34,8 @@ RegionMode = Literal["markdown", "text"]
 # A region must hold at least this share of the body's words to stand for the page.
 MIN_REGION_SHARE = 0.2
 CHROME_TAGS = ("nav", "aside", "footer", "form", "button", "select", "label", "dialog")
+# Nesting past this depth is read as plain text rather than walked (bounded recursion).
+MAX_DEPTH = 300
 _SKIPPED = frozenset(CHROME_TAGS) | {"script", "style", "template", "noscript", "svg", "head"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = frozenset(
@@ -96,6 +98,7 @@ class _Writer:
         self.line: list[str] = []
         self.prefix = ""
         self.list_depth = 0
+        self.depth = 0
 
     def result(self) -> str:
         self.flush()
@@ -113,6 +116,18 @@ class _Writer:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
         if not tag or tag in _SKIPPED:
             return
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                # Deeper than any real layout (the HTML parser itself stops near 256):
+                # the rest of the subtree is read as one run of text.
+                self.line.append(" " + element.text_content() + " ")
+            else:
+                self._block(element, tag)
+        finally:
+            self.depth -= 1
+
+    def _block(self, element: etree._Element, tag: str) -> None:
         if tag in _HEADINGS:
             self.flush()
             self.prefix = "#" * _HEADINGS[tag] + " " if self.markdown else ""
@@ -189,7 +204,14 @@ class _Writer:
             if code.strip():
                 self.line.append(f"`{code}`")
             return
-        self.inline_children(element)
+        if self.depth > MAX_DEPTH:
+            self.line.append(element.text_content())
+            return
+        self.depth += 1
+        try:
+            self.inline_children(element)
+        finally:
+            self.depth -= 1
 
     def table(self, table: etree._Element) -> None:
         rows = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import lxml.html
 import pytest
+from lxml import etree
 
 from enrichment.pipeline.extract.choose import choose_for_kind
 from enrichment.pipeline.extract.region import main_region, region_candidate
@@ -215,3 +216,15 @@ def test_accordion_panel_is_content_but_other_hidden_blocks_are_not() -> None:
     text = extract_html(html).text
     assert "Bikes travel free on every crossing" in text
     assert "attacker@example.com" not in text
+
+
+@pytest.mark.parametrize("tag", ["div", "span", "ul"])
+def test_region_of_absurd_nesting_is_read_without_running_out_of_stack(tag: str) -> None:
+    tree = lxml.html.document_fromstring("<html><body><main><p>Intro</p></main></body></html>")
+    element = tree.find(".//main")
+    for _ in range(5000):  # built in memory: the HTML parser itself stops near 256 levels
+        element = etree.SubElement(element, tag)
+    element.text = "the words at the bottom"
+    for mode in ("text", "markdown"):
+        text = region_candidate(tree, mode=mode)  # type: ignore[arg-type]
+        assert "Intro" in text and "the words at the bottom" in text
