@@ -29,15 +29,14 @@ from typing import Literal
 
 PageKind = Literal["article", "forum", "product", "other"]
 
-_JSON_LD = re.compile(
-    r"<script[^>]*type\s*=\s*[\"']?application/ld\+json[\"']?[^>]*>(.*?)</script\s*>",
-    re.IGNORECASE | re.DOTALL,
-)
-_OG_TYPE = re.compile(
-    r"<meta[^>]+property\s*=\s*[\"']og:type[\"'][^>]*content\s*=\s*[\"']([^\"']*)"
-    r"|<meta[^>]+content\s*=\s*[\"']([^\"']*)[\"'][^>]*property\s*=\s*[\"']og:type[\"']",
-    re.IGNORECASE,
-)
+# Tags are matched with bounded attribute runs so a hostile page (thousands of unclosed
+# tags) costs linear time, not a backtracking blow-up.
+_SCRIPT_OPEN = re.compile(r"<script\b([^>]{0,500})>", re.IGNORECASE)
+_SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
+_LD_JSON_TYPE = re.compile(r"""type\s*=\s*["']?application/ld\+json""", re.IGNORECASE)
+_META = re.compile(r"<meta\b([^>]{0,1000})>", re.IGNORECASE)
+_OG_TYPE_PROPERTY = re.compile(r"""property\s*=\s*["']og:type["']""", re.IGNORECASE)
+_CONTENT = re.compile(r"""content\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 # Structured data past this many characters is not read (a page could ship megabytes).
 MAX_JSON_LD_CHARS = 200_000
 _MAX_DEPTH = 4
@@ -67,15 +66,10 @@ def page_kind(html: str) -> PageKind:
 def schema_types(html: str) -> frozenset[str]:
     """Lower-cased ``@type`` values of the page's JSON-LD nodes (unreadable blocks skipped)."""
     found: set[str] = set()
-    budget = MAX_JSON_LD_CHARS
-    for match in _JSON_LD.finditer(html):
-        block = match.group(1).strip()
-        budget -= len(block)
-        if budget < 0:
-            break
+    for block in _json_ld_blocks(html):
         try:
             data = json.loads(block)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         for node in _nodes(data, 0):
             kinds = node.get("@type")
@@ -98,8 +92,31 @@ def _nodes(data: object, depth: int) -> Iterator[dict[str, object]]:
                 yield from _nodes(data[key], depth + 1)
 
 
+def _json_ld_blocks(html: str) -> Iterator[str]:
+    """The text of each ``application/ld+json`` script, within MAX_JSON_LD_CHARS in all."""
+    budget = MAX_JSON_LD_CHARS
+    position = 0
+    while True:
+        opening = _SCRIPT_OPEN.search(html, position)
+        if opening is None:
+            return
+        closing = _SCRIPT_CLOSE.search(html, opening.end())
+        if closing is None:
+            return  # an unclosed script runs to the end of the page
+        position = closing.end()
+        if not _LD_JSON_TYPE.search(opening.group(1)):
+            continue
+        block = html[opening.end() : closing.start()].strip()
+        budget -= len(block)
+        if budget < 0:
+            return
+        yield block
+
+
 def _og_type(html: str) -> str:
-    match = _OG_TYPE.search(html)
-    if not match:
-        return ""
-    return (match.group(1) or match.group(2) or "").strip().lower()
+    for match in _META.finditer(html):
+        attributes = match.group(1)
+        if _OG_TYPE_PROPERTY.search(attributes):
+            content = _CONTENT.search(attributes)
+            return content.group(1).strip().lower() if content else ""
+    return ""
