@@ -85,12 +85,14 @@ def choose_for_kind(
 ) -> Choice:
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
-    Articles, products and discussions are pages whose content one extractor or the other
-    finds as a whole, so the agreement rule above decides (on an article, a resiliparse text
-    several times longer than a substantial trafilatura text holds the page around it). A page that declares nothing is
-    often a documentation page, a listing or a collection whose content is many sibling
-    blocks: when the main region's text is clearly longer and still contains most of the
-    chosen text, the extractors cut it short and the region stands.
+    Articles are pages whose content one extractor or the other finds as a whole, so the
+    agreement rule above decides (a resiliparse text several times longer than a substantial
+    trafilatura text holds the page around the article). On a discussion the text that keeps
+    each post's author line wins. A product page (collections often declare themselves
+    products too) or a page that declares nothing is often many sibling blocks — a listing,
+    a grid of items, documentation sections: when the main region's text is clearly longer
+    and still contains most of the chosen text, or trafilatura kept one short block beside
+    a far longer text, the extractors cut it short and the longer text stands.
 
         >>> choose_for_kind("other", "a b c d e", "", "a b c d e f g h i").source
         'region'
@@ -109,7 +111,7 @@ def choose_for_kind(
     chosen = resiliparse_text if choice.source == "resiliparse" else trafilatura_text
     if kind == "forum":
         return _with_post_headers(choice, chosen, resiliparse_text, region_text)
-    if kind != "other":
+    if kind not in ("other", "product"):
         return choice
     fragment = _fragment_of_many_blocks(choice, chosen, resiliparse_text, region_text)
     if fragment is not None or not region_text:

@@ -230,7 +230,7 @@ def _main_content(
     # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     region = ""
-    if kind in ("other", "forum"):
+    if kind != "article":
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
     first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
     second = resiliparse_candidate(cleaned_html, mode=mode)
