@@ -234,7 +234,11 @@ def _main_content(
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
     first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
     second = resiliparse_candidate(cleaned_html, mode=mode)
-    source = choose_for_kind(kind, first, second, region).source
+    # Decided on the words a reader sees: link targets and markup do not count as text.
+    seen = (first, second, region)
+    if mode == "markdown":
+        seen = (markdown_to_text(first), markdown_to_text(second), markdown_to_text(region))
+    source = choose_for_kind(kind, *seen).source
     if source == "region":
         return "region", region
     if source == "resiliparse":
