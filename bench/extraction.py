@@ -1,6 +1,6 @@
 """Main-content extraction quality and speed on a labelled set of HTML pages.
 
-    .venv/bin/python bench/extraction.py [DIR] [--format text|markdown] [--pages]
+    .venv/bin/python bench/extraction.py [DIR] [--format text|markdown|both] [--pages] [--halves]
 
 DIR (default bench/data/extraction) holds ``*.html`` / ``*.html.gz`` pages, directly or in an
 ``html/`` subfolder, and ``ground-truth.json`` mapping each file stem to
@@ -10,13 +10,18 @@ recall and F1 per page, then averaged over pages, per page type and overall. In 
 both outputs are flattened with the project's ``markdown_to_text`` before scoring, so link
 URLs and markup do not count as words (the truth is plain text). The project's
 extraction and trafilatura with its default settings run side by side on the same pages;
-pages per second and the median milliseconds per page cover extraction only.
+pages per second and the median milliseconds per page (wall clock, and CPU time of this
+process, which other work on a shared machine does not inflate) cover extraction only.
+``--halves`` also scores two halves of the set split by a hash of the file stem (half A:
+first byte of the stem's SHA-256 even), so a change tuned while looking at one half can be
+checked on the other.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import re
 import statistics
@@ -84,22 +89,29 @@ def trafilatura_default(body: bytes, mode: str) -> str:
     return trafilatura.extract(body, output_format=output) or ""
 
 
+def half_of(stem: str) -> str:
+    """``A`` or ``B``: a fixed split of the set that does not depend on the pages' order."""
+    return "A" if hashlib.sha256(stem.encode("utf-8")).digest()[0] % 2 == 0 else "B"
+
+
 def run(
     extract: Callable[[bytes, str], str],
     pages: list[tuple[str, bytes]],
     truth: dict[str, dict[str, str]],
     mode: str,
-) -> tuple[dict[str, Scores], list[float]]:
+) -> tuple[dict[str, Scores], list[float], list[float]]:
     scores: dict[str, Scores] = {}
     seconds: list[float] = []
+    cpu_seconds: list[float] = []
     for stem, body in pages:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         text = extract(body, mode)
+        cpu_seconds.append(time.process_time() - started_cpu)
         seconds.append(time.perf_counter() - started)
         if mode == "markdown":
             text = markdown_to_text(text)
         scores[stem] = score(text, truth[stem]["articleBody"])
-    return scores, seconds
+    return scores, seconds, cpu_seconds
 
 
 def mean(rows: list[Scores]) -> Scores:
@@ -111,58 +123,93 @@ def mean(rows: list[Scores]) -> Scores:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("directory", nargs="?", type=Path, default=DEFAULT_DIR)
-    parser.add_argument("--format", choices=("text", "markdown"), default="text")
-    parser.add_argument("--pages", action="store_true", help="also print every page's scores")
-    args = parser.parse_args()
-    truth = json.loads((args.directory / "ground-truth.json").read_text(encoding="utf-8"))
-    pages = [(stem, body) for stem, body in load_pages(args.directory) if stem in truth]
-    if not pages:
-        parser.error(f"no labelled pages in {args.directory}")
-
-    ours, our_seconds = run(project_extract, pages, truth, args.format)
-    theirs, their_seconds = run(trafilatura_default, pages, truth, args.format)
-
-    if args.pages:
-        print(f"{'page':<24} {'type':<14} {'ours f1':>7} {'trafilatura f1':>14}")
-        for stem, _ in pages:
-            kind = truth[stem].get("page_type", "page")
-            print(f"{stem:<24} {kind:<14} {ours[stem][2]:>7.3f} {theirs[stem][2]:>14.3f}")
-        print()
-
+def print_table(
+    title: str,
+    stems: list[str],
+    truth: dict[str, dict[str, str]],
+    ours: dict[str, Scores],
+    theirs: dict[str, Scores],
+) -> None:
     kinds: dict[str, list[str]] = {}
-    for stem, _ in pages:
+    for stem in stems:
         kinds.setdefault(truth[stem].get("page_type", "page"), []).append(stem)
     groups = sorted(kinds.items(), key=lambda item: (-len(item[1]), item[0]))
     if len(groups) > 1:
-        groups.append(("overall", [stem for stem, _ in pages]))
+        groups.append(("overall", stems))
     else:
-        groups = [("overall", [stem for stem, _ in pages])]
-    print(f"{args.format} mode, {len(pages)} pages, word-{SHINGLE}-gram shingles")
+        groups = [("overall", stems)]
+    print(title)
     print(f"{'page type':<14} {'pages':>5}   {'project P / R / F1':>22}   {'trafilatura P / R / F1':>22}")  # fmt: skip
-    for kind, stems in groups:
-        our = mean([ours[stem] for stem in stems])
-        their = mean([theirs[stem] for stem in stems])
+    for kind, group in groups:
+        our = mean([ours[stem] for stem in group])
+        their = mean([theirs[stem] for stem in group])
         mark = "" if our[2] >= their[2] else "  < trafilatura"
         print(
-            f"{kind:<14} {len(stems):>5}   {our[0]:.3f} / {our[1]:.3f} / {our[2]:.3f}"
+            f"{kind:<14} {len(group):>5}   {our[0]:.3f} / {our[1]:.3f} / {our[2]:.3f}"
             f"   {their[0]:.3f} / {their[1]:.3f} / {their[2]:.3f}{mark}"
         )
-    for label, seconds in (("project", our_seconds), ("trafilatura", their_seconds)):
+
+
+def report(
+    mode: str,
+    pages: list[tuple[str, bytes]],
+    truth: dict[str, dict[str, str]],
+    *,
+    show_pages: bool,
+    halves: bool,
+) -> None:
+    ours, our_seconds, our_cpu = run(project_extract, pages, truth, mode)
+    theirs, their_seconds, their_cpu = run(trafilatura_default, pages, truth, mode)
+    stems = [stem for stem, _ in pages]
+    if show_pages:
+        print(f"{'page':<24} {'type':<14} {'ours f1':>7} {'trafilatura f1':>14}")
+        for stem in stems:
+            kind = truth[stem].get("page_type", "page")
+            print(f"{stem:<24} {kind:<14} {ours[stem][2]:>7.3f} {theirs[stem][2]:>14.3f}")
+        print()
+    title = f"{mode} mode, {len(pages)} pages, word-{SHINGLE}-gram shingles"
+    print_table(title, stems, truth, ours, theirs)
+    if halves:
+        for half in ("A", "B"):
+            group = [stem for stem in stems if half_of(stem) == half]
+            if group:
+                print_table(f"{mode} mode, half {half}: {len(group)} pages", group, truth, ours, theirs)  # fmt: skip
+    for label, seconds, cpu in (
+        ("project", our_seconds, our_cpu),
+        ("trafilatura", their_seconds, their_cpu),
+    ):
         median_ms = statistics.median(seconds) * 1000
+        median_cpu_ms = statistics.median(cpu) * 1000
         print(
             f"{label:<12} {len(seconds) / sum(seconds):7.1f} pages/s, median {median_ms:5.1f} ms"
-            f" per page (target ≤ {TARGET_MEDIAN_MS:g} ms for the project)"
+            f" per page, CPU median {median_cpu_ms:5.1f} ms"
+            f" (target ≤ {TARGET_MEDIAN_MS:g} ms for the project)"
         )
     overall = mean(list(ours.values()))[2]
-    article = [ours[stem] for stem in kinds.get("article", [])]
+    article = [ours[stem] for stem in stems if truth[stem].get("page_type") == "article"]
     print(f"targets: overall F1 ≥ {TARGET_OVERALL_F1} (got {overall:.3f})", end="")
     if article:
         print(f", article F1 ≥ {TARGET_ARTICLE_F1} (got {mean(article)[2]:.3f})")
     else:
         print()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("directory", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--format", choices=("text", "markdown", "both"), default="text")
+    parser.add_argument("--pages", action="store_true", help="also print every page's scores")
+    parser.add_argument("--halves", action="store_true", help="also score halves A and B")
+    args = parser.parse_args()
+    truth = json.loads((args.directory / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = [(stem, body) for stem, body in load_pages(args.directory) if stem in truth]
+    if not pages:
+        parser.error(f"no labelled pages in {args.directory}")
+    modes = ("text", "markdown") if args.format == "both" else (args.format,)
+    for index, mode in enumerate(modes):
+        if index:
+            print()
+        report(mode, pages, truth, show_pages=args.pages, halves=args.halves)
     return 0
 
 

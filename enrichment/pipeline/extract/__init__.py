@@ -1,7 +1,10 @@
 """Main-content extraction strategies behind ``enrichment.pipeline.extraction.extract_html``.
 
-Two independent extractors read the same cleaned page — trafilatura (XPath heuristics over
-the tree, markdown-capable) and resiliparse's main-content pass (DOM-block scoring on the
-Lexbor parser) — and ``choose.choose_candidate`` picks one per page from how much their
-outputs agree. Pure code: no Django, no settings, no network.
+The page's declared kind (``signals.py``: schema.org types and ``og:type``; article, forum,
+product or other) picks the strategy. Up to three candidates read the same cleaned page —
+trafilatura (XPath heuristics over the tree, markdown-capable; replies kept on discussion
+pages), resiliparse's main-content pass (DOM-block scoring on the Lexbor parser) and the
+page's declared main region without its chrome (``region.py``, text or markdown) — and
+``choose.choose_for_kind`` picks one per page from how much they agree. Pure code: no
+Django, no settings, no network.
 """

@@ -2,7 +2,7 @@
 
 ``trafilatura_candidate`` keeps trafilatura's default precision/recall balance (its
 ``favor_recall`` mode pulls in navigation and related-article teasers on real pages); reader
-comments under an article stay out (the posts of a forum thread are its main content).
+comments under an article stay out, the replies of a discussion page are kept.
 ``resiliparse_candidate`` is resiliparse's main-content text: it drops boilerplate by block
 (navigation, footers, sidebars) rather than by picking one subtree, so pages whose content is
 spread over many sibling blocks (threads, listings, product pages) keep more of it.
@@ -42,15 +42,23 @@ _CONFIG = _trafilatura_config()
 
 
 def trafilatura_candidate(
-    tree: lxml.html.HtmlElement, *, mode: CandidateMode, base_url: str | None
+    tree: lxml.html.HtmlElement,
+    *,
+    mode: CandidateMode,
+    base_url: str | None,
+    comments: bool = False,
 ) -> str:
-    """trafilatura with its default balance; markdown keeps links, formatting and tables."""
+    """trafilatura with its default balance; markdown keeps links, formatting and tables.
+
+    ``comments`` keeps what trafilatura takes for a comment section: on a discussion page
+    the replies are the content.
+    """
     markdown = mode == "markdown"
     result = trafilatura.extract(
         tree,
         url=base_url,
         output_format="markdown" if markdown else "txt",
-        include_comments=False,
+        include_comments=comments,
         include_tables=True,
         include_links=markdown,
         include_formatting=markdown,

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["trafilatura", "resiliparse"]
+Source = Literal["trafilatura", "resiliparse", "region"]
 
 SHINGLE = 4
 # resiliparse must be this many times longer (in words) to be preferred...
@@ -29,6 +29,22 @@ LONGER_RATIO = 1.5
 CONTAINED_SHARE = 0.5
 # Below this many words trafilatura is treated as having found nothing.
 TOO_SHORT_WORDS = 50
+# On an article (or an undeclared page), a resiliparse text this many times longer than a
+# trafilatura text of at least SUBSTANTIAL_WORDS words is the page around the article.
+PAGE_AROUND_RATIO = 4.0
+SUBSTANTIAL_WORDS = 100
+# On a discussion page, a block-level text at most this many times longer that holds
+# POST_HEADERS_SHARE of the chosen text is the same thread with each post's author line.
+POST_HEADERS_RATIO = 2.0
+POST_HEADERS_SHARE = 0.7
+# On a page that declares no kind, a trafilatura text shorter than FRAGMENT_WORDS is one
+# block of many when the region (or resiliparse) is FRAGMENT_RATIO times longer.
+FRAGMENT_WORDS = 300
+FRAGMENT_RATIO = 3.0
+# On a page that declares no kind, the main region's text wins when it is this many times
+# longer than the chosen extraction and holds at least REGION_CONTAINED_SHARE of it.
+REGION_LONGER_RATIO = 1.5
+REGION_CONTAINED_SHARE = 0.6
 _WORD = re.compile(r"\w+")
 
 
@@ -62,3 +78,100 @@ def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
     return Choice(
         "trafilatura", "agreement" if contained >= CONTAINED_SHARE else "disagreement", contained
     )
+
+
+def choose_for_kind(
+    kind: str, trafilatura_text: str, resiliparse_text: str, region_text: str
+) -> Choice:
+    """The pick for a page of this declared kind (see ``signals.page_kind``).
+
+    Articles are pages whose content one extractor or the other finds as a whole, so the
+    agreement rule above decides (a resiliparse text several times longer than a substantial
+    trafilatura text holds the page around the article). On a discussion the text that keeps
+    each post's author line wins. A product page (collections often declare themselves
+    products too) or a page that declares nothing is often many sibling blocks — a listing,
+    a grid of items, documentation sections: when the main region's text is clearly longer
+    and still contains most of the chosen text, or trafilatura kept one short block beside
+    a far longer text, the extractors cut it short and the longer text stands.
+
+        >>> choose_for_kind("other", "a b c d e", "", "a b c d e f g h i").source
+        'region'
+        >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
+        'trafilatura'
+    """
+    choice = choose_candidate(trafilatura_text, resiliparse_text)
+    if choice.reason == "superset" and kind in ("article", "other"):
+        first_words = len(_WORD.findall(trafilatura_text))
+        if (
+            first_words >= SUBSTANTIAL_WORDS
+            and len(_WORD.findall(resiliparse_text)) > PAGE_AROUND_RATIO * first_words
+        ):
+            # Several times a substantial article: the page around it (teasers, comments).
+            choice = Choice("trafilatura", "page around the article", choice.contained)
+    chosen = resiliparse_text if choice.source == "resiliparse" else trafilatura_text
+    if kind == "forum":
+        return _with_post_headers(choice, chosen, resiliparse_text, region_text)
+    if kind not in ("other", "product"):
+        return choice
+    fragment = _fragment_of_many_blocks(choice, chosen, resiliparse_text, region_text)
+    if fragment is not None or not region_text:
+        return fragment or choice
+    region_words = len(_WORD.findall(region_text))
+    if region_words <= REGION_LONGER_RATIO * len(_WORD.findall(chosen)):
+        return choice
+    base = shingles(chosen)
+    contained = len(base & shingles(region_text)) / len(base) if base else 1.0
+    if contained >= REGION_CONTAINED_SHARE:
+        return Choice("region", "region superset", contained)
+    return choice
+
+
+def _with_post_headers(
+    choice: Choice, chosen: str, resiliparse_text: str, region_text: str
+) -> Choice:
+    """On a discussion page, prefer the text that keeps who wrote each post and when.
+
+    trafilatura keeps the posts' bodies but drops the author and date line above each; the
+    main region and resiliparse keep them. A somewhat longer text that contains most of the
+    chosen one is the same thread with those lines (readers need to know who answered).
+    """
+    chosen_words = len(_WORD.findall(chosen))
+    base = shingles(chosen)
+    candidates: tuple[tuple[Source, str], ...] = (
+        ("region", region_text),
+        ("resiliparse", resiliparse_text),
+    )
+    for source, text in candidates:
+        if source == choice.source or not text:
+            continue
+        words = len(_WORD.findall(text))
+        if not chosen_words < words <= POST_HEADERS_RATIO * chosen_words:
+            continue
+        contained = len(base & shingles(text)) / len(base) if base else 0.0
+        if contained >= POST_HEADERS_SHARE:
+            return Choice(source, "post headers", contained)
+    return choice
+
+
+def _fragment_of_many_blocks(
+    choice: Choice, chosen: str, resiliparse_text: str, region_text: str
+) -> Choice | None:
+    """On an undeclared page, a short trafilatura text beside a far longer one is a fragment.
+
+    Listings and collections are many sibling blocks; trafilatura then often keeps one of
+    them (an intro, a single card) and the two texts share little. A main region (else the
+    resiliparse text) several times longer is the list itself.
+    """
+    if choice.source != "trafilatura":
+        return None
+    words = len(_WORD.findall(chosen))
+    if words >= FRAGMENT_WORDS:
+        return None
+    candidates: tuple[tuple[Source, str], ...] = (
+        ("region", region_text),
+        ("resiliparse", resiliparse_text),
+    )
+    for source, text in candidates:
+        if text and len(_WORD.findall(text)) > FRAGMENT_RATIO * words:
+            return Choice(source, "fragment of many blocks", choice.contained)
+    return None

@@ -1,10 +1,12 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-HTML goes through two main-content extractors (``extract/``: trafilatura and resiliparse;
-navigation, sidebars and footers are dropped), after hidden elements were removed so text a
-browser would never show cannot smuggle instructions in; the one kept per page is chosen by how
-much the two agree (``extract/choose.py``). When both find nothing, a plain HTML-to-text pass
-runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
+HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
+pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
+footers are dropped), after hidden elements were removed so text a browser would never show
+cannot smuggle instructions in (folded tab and accordion panels and streamed server-rendered
+segments are shown, as a browser shows them). The text kept per page is chosen from the page's
+declared kind and how much the candidates agree (``extract/choose.py``). When all find
+nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -25,11 +27,19 @@ import charset_normalizer
 import lxml.html
 from lxml import etree
 
-from enrichment.pipeline.extract.candidates import resiliparse_candidate, trafilatura_candidate
-from enrichment.pipeline.extract.choose import choose_candidate
+from enrichment.pipeline.extract.candidates import (
+    drop_repeated_chrome,
+    resiliparse_candidate,
+    trafilatura_candidate,
+)
+from enrichment.pipeline.extract.choose import choose_for_kind
+from enrichment.pipeline.extract.region import region_candidate
+from enrichment.pipeline.extract.signals import PageKind, page_kind
 
 ExtractMode = Literal["markdown", "text"]
-Extractor = Literal["trafilatura", "resiliparse", "raw-html", "cf-markdown", "json", "raw"]
+Extractor = Literal[
+    "trafilatura", "resiliparse", "region", "raw-html", "cf-markdown", "json", "raw"
+]
 
 NO_READABLE_CONTENT = "no readable content"
 # Fewer words than this once the title is removed means "nothing readable" (title-only pages,
@@ -64,6 +74,8 @@ _RESPONSIVE_SHOWN_CLASS = re.compile(
     r"(?:block|flex|grid|inline|inline-block|inline-flex|table|table-cell|table-row|contents)$"
 )
 _FADE_STYLE = re.compile(r"opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)|visibility\s*:\s*hidden", re.I)
+# "accordion__panel", "chakra-collapse", "collapse", "c-collapsible": a folded panel.
+_PANEL_CLASS = re.compile(r"accordion|collaps", re.IGNORECASE)
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
@@ -136,14 +148,19 @@ def extract_html(
 ) -> ExtractedContent:
     """Main content of an HTML page: the chosen extractor, a plain text pass as the fallback."""
     html = body if isinstance(body, str) else decode_body(body, content_type, html=True)
-    tree = _clean_tree(html)
+    kind = page_kind(html)
+    # Discussion pages hang icons, avatars and empty placeholders marked hidden in every
+    # post; removing those changes which subtree trafilatura takes for the thread.
+    keep_textless = kind == "forum"
+    tree = _clean_tree(html, keep_textless_hidden=keep_textless)
     title = _page_title(html)
     headline = _headline(tree) or title
-    extractor, text = _main_content(tree, mode=mode, base_url=base_url)
+    extractor, text = _main_content(tree, kind, mode=mode, base_url=base_url)
     if len(_words(text)) < NOSCRIPT_RETRY_WORDS and "<noscript" in html.lower():
         # A page whose content is rendered by script often serves the same content inside
         # <noscript> for clients without JavaScript (which a fetcher is): read that view.
-        retried = _main_content(_clean_tree(html, keep_noscript=True), mode=mode, base_url=base_url)
+        shown = _clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
+        retried = _main_content(shown, kind, mode=mode, base_url=base_url)
         if len(_words(retried[1])) > len(_words(text)):
             extractor, text = retried
     if not _has_content(text, title):
@@ -202,21 +219,42 @@ def _sniff_media_type(body: bytes) -> str:
 
 
 def _main_content(
-    tree: lxml.html.HtmlElement | None, *, mode: ExtractMode, base_url: str | None
+    tree: lxml.html.HtmlElement | None,
+    kind: PageKind,
+    *,
+    mode: ExtractMode,
+    base_url: str | None,
 ) -> tuple[Extractor, str]:
     if tree is None:
         return "trafilatura", ""
-    # Serialised before trafilatura runs: it prunes the tree it is given in place.
+    # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
-    first = trafilatura_candidate(tree, mode=mode, base_url=base_url)
+    region = ""
+    if kind != "article":
+        region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
+    first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
     second = resiliparse_candidate(cleaned_html, mode=mode)
-    if choose_candidate(first, second).source == "resiliparse":
+    # Decided on the words a reader sees: link targets and markup do not count as text.
+    seen = (first, second, region)
+    if mode == "markdown":
+        seen = (markdown_to_text(first), markdown_to_text(second), markdown_to_text(region))
+    source = choose_for_kind(kind, *seen).source
+    if source == "region":
+        return "region", region
+    if source == "resiliparse":
         return "resiliparse", second
     return "trafilatura", first
 
 
-def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElement | None:
-    """Parse and drop hidden elements (notes A6 step 1); optionally show <noscript> content."""
+def _clean_tree(
+    html: str, *, keep_noscript: bool = False, keep_textless_hidden: bool = False
+) -> lxml.html.HtmlElement | None:
+    """Parse and drop hidden elements (notes A6 step 1); optionally show <noscript> content.
+
+    ``keep_textless_hidden`` leaves hidden elements that hold no text (icons, avatars,
+    empty placeholders) where they are: they cannot smuggle words in, and on some pages
+    the extractors read the page's structure better with them.
+    """
     try:
         tree = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
@@ -226,15 +264,17 @@ def _clean_tree(html: str, *, keep_noscript: bool = False) -> lxml.html.HtmlElem
             element.tag = "div"
     for element in list(tree.iter(etree.Comment)):
         _drop(element)
+    # Read before <template> elements go: they are the placeholders streamed segments fill.
+    panels = _disclosure_panel_ids(tree) | _streamed_segment_ids(tree)
     # Elements that never render (script, style...) go first, so the page's word count used
     # by the reveal-wrapper rule below counts only text a reader could see.
-    never_rendered = [element for element in tree.iter() if _never_rendered(element)]
-    for element in never_rendered:
+    for element in list(tree.iter(*_HIDDEN_TAGS)):
         _drop(element)
-    panels = _disclosure_panel_ids(tree)
     doomed = []
     for element in tree.iter():
         if not _is_hidden(element):
+            continue
+        if keep_textless_hidden and not element.text_content().strip():
             continue
         if _is_disclosure_panel(element, panels):
             _show(element)  # the extractors downstream skip hidden blocks on their own
@@ -252,15 +292,33 @@ def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
     )
 
 
+def _streamed_segment_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
+    """Ids of streamed server-rendered segments: ``<div hidden id="S:1">`` fills ``B:1``.
+
+    Streaming server rendering (React 18 and frameworks built on it) first sends a
+    ``<template id="B:1">`` placeholder, then the finished segment in a hidden
+    ``<div id="S:1">`` that a script moves into the placeholder's place: a browser shows it.
+    Only segments whose placeholder is on the page count.
+    """
+    return frozenset(
+        "S:" + str(value)[2:]
+        for value in tree.xpath("//template/@id")
+        if str(value).startswith("B:") and len(str(value)) > 2
+    )
+
+
 def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> bool:
     """A collapsed tab or accordion panel: hidden until the reader clicks, still content.
 
-    Only panels that the page itself declares (``role="tabpanel"`` or the target of an
-    ``aria-controls``) count, so a bare ``display:none`` block is still removed.
+    Only panels that the page itself declares count (``role="tabpanel"``, the target of an
+    ``aria-controls``, or a class naming an accordion or collapse component, as UI toolkits
+    name their folded panels), so a bare ``display:none`` block is still removed.
     """
     if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
         return False
     if element.get("role", "").strip().lower() == "tabpanel":
+        return True
+    if _PANEL_CLASS.search(element.get("class", "")):
         return True
     return element.get("id", "") in panel_ids
 
@@ -268,10 +326,6 @@ def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> 
 def _show(element: etree._Element) -> None:
     for attribute in ("hidden", "aria-hidden", "style"):
         element.attrib.pop(attribute, None)
-
-
-def _never_rendered(element: etree._Element) -> bool:
-    return isinstance(element.tag, str) and element.tag.lower() in _HIDDEN_TAGS
 
 
 def _without_reveal_wrappers(

@@ -1,0 +1,234 @@
+"""The page's declared main region, with its own chrome removed, as text or markdown.
+
+Most pages mark where their content is: a single ``<main>`` (or ``role="main"``) element, or
+a single top-level ``<article>``. Inside it, navigation, sidebars, footers, forms and buttons
+are chrome whatever the page; everything else is kept in document order. That keeps what
+block-scoring extractors cut on documentation, listings, collections and service pages: every
+item of a grid, every section of a long page, code blocks and tables. A region that holds
+less than a fifth of the page's words is a teaser box, not the main content; a page without
+a region gives no candidate (its body is mostly header, banners and footer).
+
+    >>> import lxml.html
+    >>> page = lxml.html.document_fromstring(
+    ...     "<body><nav>Home</nav><main><h2>Install</h2><pre>pip install x</pre>"
+    ...     "<aside>Ads</aside></main></body>")
+    >>> print(region_candidate(page, mode="markdown"))
+    ## Install
+    <BLANKLINE>
+    ```
+    pip install x
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+from urllib.parse import urljoin
+
+import lxml.html
+from lxml import etree
+
+RegionMode = Literal["markdown", "text"]
+
+# A region must hold at least this share of the body's words to stand for the page.
+MIN_REGION_SHARE = 0.2
+CHROME_TAGS = ("nav", "aside", "footer", "form", "button", "select", "label", "dialog")
+# Nesting past this depth is read as plain text rather than walked (bounded recursion).
+MAX_DEPTH = 300
+_SKIPPED = frozenset(CHROME_TAGS) | {"script", "style", "template", "noscript", "svg", "head"}
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_BLOCKS = frozenset(
+    ("address", "article", "blockquote", "center", "dd", "details", "div", "dl", "dt", "figure")
+    + ("figcaption", "header", "hgroup", "li", "main", "ol", "p", "section", "summary", "ul")
+    + ("table", "tbody", "thead", "tfoot", "tr", "caption", "fieldset", "picture", "body")
+)
+_MAINS = etree.XPath("//main | //*[@role='main']")
+_ARTICLES = etree.XPath("//article[not(ancestor::article)]")
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+
+
+def main_region(tree: lxml.html.HtmlElement) -> tuple[etree._Element | None, str]:
+    """The element standing for the main content and how it was found (main/article/body)."""
+    body = tree.find("body")
+    if body is None:
+        return None, "none"
+    total = _word_count(body)
+    mains = _outermost(_MAINS(tree))
+    if len(mains) == 1 and _word_count(mains[0]) >= MIN_REGION_SHARE * total:
+        return mains[0], "main"
+    articles = _ARTICLES(tree)
+    if len(articles) == 1 and _word_count(articles[0]) >= MIN_REGION_SHARE * total:
+        return articles[0], "article"
+    return body, "body"
+
+
+def region_candidate(
+    tree: lxml.html.HtmlElement, *, mode: RegionMode, base_url: str | None = None
+) -> str:
+    """Text (or markdown) of the main region without its navigation, sidebars and forms."""
+    region, how = main_region(tree)
+    if region is None or how == "body":
+        return ""
+    writer = _Writer(markdown=mode == "markdown", base_url=base_url)
+    writer.block(region)
+    return writer.result()
+
+
+def _outermost(elements: list[etree._Element]) -> list[etree._Element]:
+    chosen = set(elements)
+    return [
+        element
+        for element in elements
+        if not any(ancestor in chosen for ancestor in element.iterancestors())
+    ]
+
+
+def _word_count(element: etree._Element) -> int:
+    return len(element.text_content().split()) if isinstance(element.tag, str) else 0
+
+
+class _Writer:
+    """Walks a subtree once and writes blocks (paragraphs, headings, items, code, rows)."""
+
+    def __init__(self, *, markdown: bool, base_url: str | None) -> None:
+        self.markdown = markdown
+        self.base_url = base_url
+        self.blocks: list[str] = []
+        self.line: list[str] = []
+        self.prefix = ""
+        self.list_depth = 0
+        self.depth = 0
+
+    def result(self) -> str:
+        self.flush()
+        return "\n\n".join(self.blocks) if self.markdown else "\n".join(self.blocks)
+
+    def flush(self) -> None:
+        """End the current line; a list marker waits for the item's first words."""
+        text = _SPACES.sub(" ", "".join(self.line)).strip()
+        self.line = []
+        if text:
+            self.blocks.append(self.prefix + text)
+            self.prefix = ""
+
+    def block(self, element: etree._Element) -> None:
+        tag = element.tag.lower() if isinstance(element.tag, str) else ""
+        if not tag or tag in _SKIPPED:
+            return
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                # Deeper than any real layout (the HTML parser itself stops near 256):
+                # the rest of the subtree is read as one run of text.
+                self.line.append(" " + element.text_content() + " ")
+            else:
+                self._block(element, tag)
+        finally:
+            self.depth -= 1
+
+    def _block(self, element: etree._Element, tag: str) -> None:
+        if tag in _HEADINGS:
+            self.flush()
+            self.prefix = "#" * _HEADINGS[tag] + " " if self.markdown else ""
+            self.inline_children(element)
+            self.flush()
+            self.prefix = ""
+        elif tag == "pre":
+            self.flush()
+            code = element.text_content().strip("\n")
+            if code.strip():
+                self.blocks.append(f"```\n{code}\n```" if self.markdown else code)
+        elif tag == "table":
+            self.flush()
+            self.table(element)
+        elif tag in ("ul", "ol"):
+            self.flush()
+            self.list_depth += 1
+            for index, child in enumerate(element, start=1):
+                if isinstance(child.tag, str) and child.tag.lower() == "li":
+                    self.item(child, f"{index}. " if tag == "ol" else "- ")
+                else:
+                    self.block(child)
+            self.list_depth -= 1
+            self.flush()
+        elif tag in ("br", "hr"):
+            self.flush()
+        elif tag in _BLOCKS:
+            self.flush()
+            self.mixed(element)
+            self.flush()
+        else:
+            self.inline(element)
+
+    def item(self, element: etree._Element, marker: str) -> None:
+        self.flush()
+        self.prefix = "  " * (self.list_depth - 1) + marker if self.markdown else ""
+        self.mixed(element)
+        self.flush()
+        self.prefix = ""
+
+    def mixed(self, element: etree._Element) -> None:
+        """Children of a block: inline runs join into one line, nested blocks break it."""
+        if element.text:
+            self.line.append(element.text)
+        for child in element:
+            self.block(child)
+            if child.tail:
+                self.line.append(child.tail)
+
+    def inline_children(self, element: etree._Element) -> None:
+        if element.text:
+            self.line.append(element.text)
+        for child in element:
+            self.inline(child)
+            if child.tail:
+                self.line.append(child.tail)
+
+    def inline(self, element: etree._Element) -> None:
+        tag = element.tag.lower() if isinstance(element.tag, str) else ""
+        if not tag or tag in _SKIPPED:
+            return
+        if tag in _BLOCKS or tag in _HEADINGS or tag in ("pre", "table", "br", "hr"):
+            self.block(element)
+            return
+        if self.markdown and tag == "a" and element.get("href"):
+            label = " ".join(element.text_content().split())
+            href = element.get("href", "").strip()
+            if label and not href.startswith(("#", "javascript:")):
+                target = urljoin(self.base_url, href) if self.base_url else href
+                self.line.append(f"[{label}]({target})")
+                return
+        if self.markdown and tag == "code":
+            code = element.text_content()
+            if code.strip():
+                self.line.append(f"`{code}`")
+            return
+        if self.depth > MAX_DEPTH:
+            self.line.append(element.text_content())
+            return
+        self.depth += 1
+        try:
+            self.inline_children(element)
+        finally:
+            self.depth -= 1
+
+    def table(self, table: etree._Element) -> None:
+        rows = []
+        for row in table.iter("tr"):
+            cells = [
+                " ".join(cell.text_content().split())
+                for cell in row
+                if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")
+            ]
+            if any(cells):
+                rows.append(cells)
+        if not rows:
+            return
+        if not self.markdown:
+            self.blocks.extend(" | ".join(cell for cell in row if cell) for row in rows)
+            return
+        width = max(len(row) for row in rows)
+        lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
+        lines.insert(1, "|" + " --- |" * width)
+        self.blocks.append("\n".join(lines))

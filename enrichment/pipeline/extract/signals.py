@@ -1,0 +1,122 @@
+"""What kind of page this is, from the structured data a page declares about itself.
+
+Sites describe their pages for search engines and link previews: schema.org types in
+``<script type="application/ld+json">`` blocks and the Open Graph ``og:type``. Those are
+generic signals (no host or URL is looked at) and cheap to read from the raw HTML, so the
+extraction strategy can be picked before the tree is cleaned:
+
+- ``forum``: a discussion (``DiscussionForumPosting``, ``QAPage``, ``Question``) — every post
+  and answer is content;
+- ``product``: a product page (``og:type`` product, ``Product`` / ``ProductGroup``);
+- ``article``: an article or blog post (``og:type`` article, any ``*Article`` or
+  ``BlogPosting``);
+- ``other``: nothing declared (documentation, listings, service and collection pages).
+
+    >>> page_kind('<meta property="og:type" content="article">')
+    'article'
+    >>> page_kind('<script type="application/ld+json">{"@type": "QAPage"}</script>')
+    'forum'
+    >>> page_kind("<p>hello</p>")
+    'other'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Literal
+
+PageKind = Literal["article", "forum", "product", "other"]
+
+# Tags are matched with bounded attribute runs so a hostile page (thousands of unclosed
+# tags) costs linear time, not a backtracking blow-up.
+_SCRIPT_OPEN = re.compile(r"<script\b([^>]{0,500})>", re.IGNORECASE)
+_SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
+_LD_JSON_TYPE = re.compile(r"""type\s*=\s*["']?application/ld\+json""", re.IGNORECASE)
+_META = re.compile(r"<meta\b([^>]{0,1000})>", re.IGNORECASE)
+_OG_TYPE_PROPERTY = re.compile(r"""property\s*=\s*["']og:type["']""", re.IGNORECASE)
+_CONTENT = re.compile(r"""content\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+# Structured data past this many characters is not read (a page could ship megabytes).
+MAX_JSON_LD_CHARS = 200_000
+_MAX_DEPTH = 4
+_NESTED_KEYS = ("@graph", "mainEntity", "itemListElement")
+
+FORUM_TYPES = frozenset({"discussionforumposting", "qapage", "question", "socialmediaposting"})
+PRODUCT_TYPES = frozenset({"product", "productgroup"})
+ARTICLE_TYPES = frozenset(
+    {"article", "newsarticle", "blogposting", "techarticle", "scholarlyarticle", "report"}
+    | {"reportagenewsarticle", "analysisnewsarticle", "opinionnewsarticle", "liveblogposting"}
+)
+
+
+def page_kind(html: str) -> PageKind:
+    """The kind the page declares; a discussion wins over a product over an article."""
+    types = schema_types(html)
+    og_type = _og_type(html)
+    if types & FORUM_TYPES:
+        return "forum"
+    if og_type.startswith("product") or types & PRODUCT_TYPES:
+        return "product"
+    if og_type == "article" or types & ARTICLE_TYPES:
+        return "article"
+    return "other"
+
+
+def schema_types(html: str) -> frozenset[str]:
+    """Lower-cased ``@type`` values of the page's JSON-LD nodes (unreadable blocks skipped)."""
+    found: set[str] = set()
+    for block in _json_ld_blocks(html):
+        try:
+            data = json.loads(block)
+        except (ValueError, RecursionError):
+            continue
+        for node in _nodes(data, 0):
+            kinds = node.get("@type")
+            for kind in kinds if isinstance(kinds, list) else [kinds]:
+                if isinstance(kind, str):
+                    found.add(kind.strip().lower())
+    return frozenset(found)
+
+
+def _nodes(data: object, depth: int) -> Iterator[dict[str, object]]:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(data, list):
+        for item in data:
+            yield from _nodes(item, depth + 1)
+    elif isinstance(data, dict):
+        yield data
+        for key in _NESTED_KEYS:
+            if key in data:
+                yield from _nodes(data[key], depth + 1)
+
+
+def _json_ld_blocks(html: str) -> Iterator[str]:
+    """The text of each ``application/ld+json`` script, within MAX_JSON_LD_CHARS in all."""
+    budget = MAX_JSON_LD_CHARS
+    position = 0
+    while True:
+        opening = _SCRIPT_OPEN.search(html, position)
+        if opening is None:
+            return
+        closing = _SCRIPT_CLOSE.search(html, opening.end())
+        if closing is None:
+            return  # an unclosed script runs to the end of the page
+        position = closing.end()
+        if not _LD_JSON_TYPE.search(opening.group(1)):
+            continue
+        block = html[opening.end() : closing.start()].strip()
+        budget -= len(block)
+        if budget < 0:
+            return
+        yield block
+
+
+def _og_type(html: str) -> str:
+    for match in _META.finditer(html):
+        attributes = match.group(1)
+        if _OG_TYPE_PROPERTY.search(attributes):
+            content = _CONTENT.search(attributes)
+            return content.group(1).strip().lower() if content else ""
+    return ""
