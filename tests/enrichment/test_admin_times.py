@@ -32,6 +32,9 @@ def test_decision_log_list_and_record_use_24_hour_utc(staff_client) -> None:
 
 def test_config_and_token_times_too(staff_client, staff_user) -> None:
     from controlui.models import ApiToken
+    from enrichment.config_store import active_config
+
+    active_config()  # the config row (a transactional test before may have flushed it)
 
     token = ApiToken(user=staff_user, name="ci", created_at=AFTERNOON)
     token.assign_secret()
