@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Upper
 from django.utils import timezone
 
 ACTION_CHOICES = [("allow", "allow"), ("deny", "deny")]
@@ -271,8 +271,13 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["-created_at", "-id"], name="run_history"),
             models.Index(fields=["outcome", "-created_at", "-id"], name="run_outcome_history"),
+            # The channel filter ignores case (``channel__iexact`` is ``UPPER(channel) =``).
             models.Index(
-                fields=["channel", "outcome", "-created_at", "-id"], name="run_channel_outcome"
+                Upper("channel"),
+                F("outcome"),
+                F("created_at").desc(),
+                F("id").desc(),
+                name="run_channel_ci_outcome",
             ),
             models.Index(fields=["chat_type", "-created_at", "-id"], name="run_chat_type_history"),
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),

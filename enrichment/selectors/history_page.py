@@ -58,7 +58,7 @@ def result_count(filters: HistoryFilters) -> ResultCount:
 
 
 def _grouped(runs: QuerySet[Run], key: object) -> list[Facet]:
-    newest = runs.order_by("-id").values("id")[:FACET_WINDOW]
+    newest = runs.history_order().values("id")[:FACET_WINDOW]
     rows = (
         Run.objects.filter(id__in=newest)
         .order_by()

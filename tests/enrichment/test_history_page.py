@@ -62,8 +62,13 @@ def test_facets_count_the_newest_runs_only_and_say_so(user_client, monkeypatch) 
     # million runs, not three scans of the log); past the exact count the page says so.
     monkeypatch.setattr("enrichment.selectors.history_page.FACET_WINDOW", 3)
     monkeypatch.setattr("enrichment.selectors.history_page.COUNT_CAP", 4)
-    make(3, outcome="skipped", channel="telegram")
-    make(3, outcome="success", channel="slack")
+    now = timezone.now()
+    Run.objects.bulk_create(
+        [Run(created_at=now - timedelta(hours=1, minutes=i), outcome="skipped", channel="telegram")
+         for i in range(3)]
+        + [Run(created_at=now - timedelta(minutes=i), outcome="success", channel="slack")
+           for i in range(3)]
+    )  # fmt: skip
     html = user_client.get("/decisions/").content.decode()
     assert option(html, "filter-outcome", "success") == "success (3)"
     assert option(html, "filter-outcome", "skipped") == "skipped (0)"
