@@ -5,7 +5,7 @@
   run, as a whole word, case-insensitive (``plainto_tsquery`` with the ``simple``
   configuration: no stemming, no stop words, any language; operators in ``q`` are plain
   text, so no input is a syntax error). It reads the stored vector ``body_search`` and its
-  GIN index (migration 0008). On SQLite it is a case-insensitive substring, as before.
+  GIN index (migration 0009). On SQLite it is a case-insensitive substring, as before.
 - ``url`` (part of a URL, case-sensitive substring), the trigram index
   ``urldecision_url_trgm`` on PostgreSQL. A trigram lookup needs three letters or digits
   in a row; shorter fragments are refused on both databases, with the same message (a
@@ -47,7 +47,7 @@ MIN_URL_FRAGMENT = 3
 _INDEXABLE_URL = re.compile(r"[^\W_]{3}")
 _WORD = re.compile(r"[^\W_]")
 TEXT_CONFIG = "simple"
-SEARCH_COLUMN = "body_search"  # PostgreSQL only: migration 0008
+SEARCH_COLUMN = "body_search"  # PostgreSQL only: migration 0009
 # At most this many matching runs (URL rows for a fragment), a word or fragment is "rare":
 # the reads look its runs up by id (random reads) and sort them; beyond it, walking the
 # history newest first (reads in order) meets a match at least every N / RARE_MATCHES
