@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F
 from django.db.models.functions import Lower
 
 from controlui.plumbing.keyset import KeysetPage
-from enrichment.models import Run
+from enrichment.models import Run, RunQuerySet
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
 from enrichment.selectors.text_search import planned
 
@@ -57,7 +57,7 @@ def result_count(filters: HistoryFilters) -> ResultCount:
     return ResultCount(min(found, COUNT_CAP), exact=found <= COUNT_CAP)
 
 
-def _grouped(runs: QuerySet[Run], key: object) -> list[Facet]:
+def _grouped(runs: RunQuerySet, key: object) -> list[Facet]:
     newest = runs.history_order().values("id")[:FACET_WINDOW]
     rows = (
         Run.objects.filter(id__in=newest)
