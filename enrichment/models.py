@@ -268,18 +268,34 @@ class Run(models.Model):
     objects = RunQuerySet.as_manager()
 
     class Meta:
+        # The history's filters and orders, newest first. On PostgreSQL each also carries the
+        # facet columns (outcome, channel, chat type), so the facet counts of the history page
+        # read the newest runs from the index alone (selectors.history_page).
         indexes = [
-            models.Index(fields=["-created_at", "-id"], name="run_history"),
-            models.Index(fields=["outcome", "-created_at", "-id"], name="run_outcome_history"),
+            models.Index(
+                fields=["-created_at", "-id"],
+                include=["outcome", "channel", "chat_type"],
+                name="run_history",
+            ),
+            models.Index(
+                fields=["outcome", "-created_at", "-id"],
+                include=["channel", "chat_type"],
+                name="run_outcome_history",
+            ),
             # The channel filter ignores case (``channel__iexact`` is ``UPPER(channel) =``).
             models.Index(
                 Upper("channel"),
                 F("outcome"),
                 F("created_at").desc(),
                 F("id").desc(),
+                include=["channel", "chat_type"],
                 name="run_channel_ci_outcome",
             ),
-            models.Index(fields=["chat_type", "-created_at", "-id"], name="run_chat_type_history"),
+            models.Index(
+                fields=["chat_type", "-created_at", "-id"],
+                include=["outcome", "channel"],
+                name="run_chat_type_history",
+            ),
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
             # The history's other orders (selectors.SORTS): the same expressions, then id.
             # A run without a duration sorts last both ways, hence one index per direction.

@@ -207,3 +207,22 @@ def test_every_run_links_to_its_session(user_client) -> None:
     assert link == "/decisions/?sessionKey=agent%3Amain%3Aslack%3Adm%3A1&sessionMatch=exact"
     session = user_client.get(link).content.decode()
     assert re.search(r'id="result-count"[^>]*>2 runs<', session)
+
+
+def test_facets_under_two_chosen_filters_each_ignore_only_their_own(user_client) -> None:
+    make(2, outcome="success", channel="slack", chat_type="group")
+    make(1, outcome="error", channel="slack", chat_type="direct")
+    make(3, outcome="success", channel="Telegram", chat_type="direct")
+    html = user_client.get("/decisions/?outcome=success&channel=slack").content.decode()
+    # Outcomes under channel=slack, channels under outcome=success, chat types under both.
+    assert option(html, "filter-outcome", "success") == "success (2)"
+    assert option(html, "filter-outcome", "error") == "error (1)"
+    assert '<option value="telegram" label="telegram (3)">' in html
+    assert '<option value="slack" label="slack (2)">' in html
+    assert option(html, "filter-chat-type", "group") == "group (2)"
+    assert option(html, "filter-chat-type", "direct") == "direct (0)"
+    # With none of the three chosen, they share one grouping: the same counts from one query.
+    html = user_client.get("/decisions/").content.decode()
+    assert option(html, "filter-outcome", "success") == "success (5)"
+    assert option(html, "filter-chat-type", "direct") == "direct (4)"
+    assert '<option value="telegram" label="telegram (3)">' in html
