@@ -119,6 +119,8 @@ EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0))
 # Wall-clock budget of one attachment or upload extraction (PDF, text) before its worker is
 # killed and the file is skipped with "extraction-timeout".
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
+# PostgreSQL: time budget of the history page's result count and facet counts together.
+HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

@@ -296,6 +296,14 @@ class Run(models.Model):
                 include=["outcome", "channel"],
                 name="run_chat_type_history",
             ),
+            # ``?status=media``: the few runs with media records, newest first, without
+            # walking every run that has none.
+            models.Index(
+                fields=["-created_at", "-id"],
+                include=["outcome", "channel", "chat_type"],
+                condition=~models.Q(media=[]),
+                name="run_media_history",
+            ),
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
             # The history's other orders (selectors.SORTS): the same expressions, then id.
             # A run without a duration sorts last both ways, hence one index per direction.

@@ -15,6 +15,11 @@ from hypothesis import settings
 # settings are read (pytest-django reads them after the initial conftests are imported).
 os.environ["CHANNEL_LAYER_PREFIX"] = "test-" + os.environ.get("PYTEST_XDIST_WORKER", "main")
 
+# The history's counts answer by a time budget on PostgreSQL (HISTORY_COUNTS_BUDGET_MS);
+# the suite asserts the counts, which a busy CI machine must not turn into "took too long".
+# The budget itself is tested on its own (tests/test_bounded.py, test_history_page.py).
+os.environ.setdefault("HISTORY_COUNTS_BUDGET_MS", "10000")
+
 # Property tests assert answers, not speed (speed lives in bench/): no per-example deadline,
 # so a busy 2-core machine cannot turn a slow example into a failure.
 settings.register_profile("suite", deadline=None)

@@ -4,15 +4,22 @@ The count stays cheap at a million runs: it stops at ``COUNT_CAP`` ("more than 1
 Facet counts (runs per outcome / channel / chat type under the other filters) are grouped
 by the database over the newest ``FACET_WINDOW`` matching runs, an index range instead of
 three scans of the whole log; beyond that many runs the page says they are the latest ones'
-counts. ``bench/history.py`` measures them.
+counts. A filter the indexes cannot narrow (a URL fragment in a few percent of the runs, a
+derived status) can still make those reads walk much of the log, so on PostgreSQL they get
+``HISTORY_COUNTS_BUDGET_MS`` (a setting) for both: past it the page shows its rows with a
+lower bound for the count and the choices without counts, and says why. ``bench/history.py`` measures them.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from django.conf import settings
 from django.db import connections
+
+from controlui.plumbing.bounded import within
 
 from controlui.plumbing.keyset import KeysetPage
 from enrichment.models import Run, RunQuerySet
@@ -26,14 +33,14 @@ FACET_WINDOW = 5000  # facets count the newest this many matching runs
 
 @dataclass(frozen=True)
 class ResultCount:
-    count: int
+    count: int  # exact, or a lower bound
     exact: bool
 
     @property
     def label(self) -> str:
         if self.exact:
             return f"{self.count:,} run{'s' if self.count != 1 else ''}"
-        return f"more than {COUNT_CAP:,} runs"
+        return f"more than {self.count:,} runs"
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class HistoryPage:
     facets: dict[str, list[Facet]]  # choices with counts, by filter parameter name
     newest_run_id: int  # of the matching runs (what "N new runs" counts from); 0: none
     facet_window: int  # facets count at most this many of the newest matching runs
+    counts_skipped: bool = False  # the count or the facets ran past their time budget
 
 
 def result_count(filters: HistoryFilters) -> ResultCount:
@@ -105,13 +113,26 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
     # One plan for the rows, the count and the facets (see ``text_search.planned``).
     with planned(filters.q, filters.url):
         page = decision_list(filters=filters, cursor=cursor, limit=limit)
+        # One time budget for both: the facets get what the count left. A count past it
+        # means the facets (five times as many runs to find) would be too.
+        started = time.monotonic()
+        budget = settings.HISTORY_COUNTS_BUDGET_MS
+        count = within(budget, lambda: result_count(filters))
+        left = budget - round((time.monotonic() - started) * 1000)
+        facets = within(left, lambda: facet_counts(filters)) if count and left > 0 else None
         return HistoryPage(
             page=page,
-            count=result_count(filters),
-            facets=_choices(facet_counts(filters), filters),
+            count=count or _count_from_page(page, first=cursor is None),
+            facets=_choices(facets, filters) if facets is not None else {},
             newest_run_id=newest_run_id(filters, page),
             facet_window=FACET_WINDOW,
+            counts_skipped=count is None or facets is None,
         )
+
+
+def _count_from_page(page: KeysetPage[Run], *, first: bool) -> ResultCount:
+    """What the rows tell of the count: all of it on a first and last page, else more."""
+    return ResultCount(len(page.items), exact=first and not page.next_cursor)
 
 
 def newest_run_id(filters: HistoryFilters, page: KeysetPage[Run]) -> int:

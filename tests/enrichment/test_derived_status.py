@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 
 from enrichment.models import Attempt, Run, UrlDecision
 
@@ -90,6 +91,8 @@ def test_history_page_query_count_does_not_grow_with_rows(
 ) -> None:
     for _ in range(30):
         run_with_attempts(["failed"])
-    # session, user, saved views, the page, its derived status, the count, one facet grouping
-    with django_assert_max_num_queries(7):
+    # session, user, saved views, the page, its derived status, the count, one facet grouping;
+    # on PostgreSQL 4 more for each of the count's and the facets' time budgets
+    budgets = 8 if connection.vendor == "postgresql" else 0
+    with django_assert_max_num_queries(7 + budgets):
         user_client.get("/decisions/?status=attempts-failed")

@@ -226,3 +226,23 @@ def test_facets_under_two_chosen_filters_each_ignore_only_their_own(user_client)
     assert option(html, "filter-outcome", "success") == "success (5)"
     assert option(html, "filter-chat-type", "direct") == "direct (4)"
     assert '<option value="telegram" label="telegram (3)">' in html
+
+
+def test_counts_past_their_time_budget_leave_the_rows_and_say_why(
+    user_client, monkeypatch
+) -> None:
+    # At millions of runs a filter the indexes cannot narrow may make the count and the
+    # facets walk much of the log; past their budget (controlui.plumbing.bounded) the page
+    # still lists the rows, gives a lower bound for the count and the choices without counts.
+    make(5, outcome="success", channel="slack")
+    monkeypatch.setattr("enrichment.selectors.history_page.within", lambda budget, read: None)
+    response = user_client.get("/decisions/?limit=2")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert len(set(re.findall(r'href="/decisions/(\d+)/"', html))) == 2
+    assert re.search(r'id="result-count" data-exact="false">more than 2 runs<', html)
+    assert 'id="counts-skipped"' in html and "counting took too long" in html
+    assert option(html, "filter-outcome", "success") == "success"  # no count beside it
+    # A first page that is also the last one knows its count from its rows.
+    html = user_client.get("/decisions/").content.decode()
+    assert re.search(r'id="result-count" data-exact="true">5 runs<', html)

@@ -257,3 +257,43 @@ def test_on_postgres_a_rare_url_fragment_is_listed_from_the_trigram_index() -> N
         sql, params = runs.query.sql_with_params()
         assert "= ANY(" in sql and [run.pk] in params
         assert list(runs) == [run]
+
+
+@postgres_only
+def test_on_postgres_a_url_fragment_found_common_walks_the_history(monkeypatch) -> None:
+    # The planner's trigram estimate can be far too low for a fragment that is in fact
+    # common; once its listing found more than a rare one has, the condition is written so
+    # no index answers it, and the newest-first page walks the history and stops.
+    runs = [make_run(minutes, url=f"https://docs.example.com/{minutes}") for minutes in range(6)]
+    make_run(30, url="https://other.example.org/")
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 3)
+    with text_search.planned("", "docs.example") as rare:
+        assert rare == set()
+        matching = HistoryFilters(url="docs.example").apply(Run.objects.all())
+        sql, params = matching.history_order()[:51].query.sql_with_params()
+        assert "= ANY(" not in sql and "||" in sql
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            plan = explain(sql, params)
+            cursor.execute("SET LOCAL enable_seqscan TO DEFAULT")
+        assert "urldecision_url_trgm" not in plan, plan
+    # The same runs, in the same order, as without planning and as through the API.
+    assert [run.pk for run in decision_list(filters=HistoryFilters(url="docs.example")).items] == [
+        run.pk for run in runs
+    ]
+
+
+@postgres_only
+def test_on_postgres_the_media_status_reads_its_own_index() -> None:
+    # ?status=media reads the few runs with media from their own (partial) index instead of
+    # walking every run without media (0.5 s at 1M runs).
+    for minutes in range(20):
+        make_run(minutes, media=[{"kind": "image"}] if minutes % 10 == 0 else [])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_run")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+    media = HistoryFilters(status="media").apply(Run.objects.all()).history_order()[:51]
+    assert "run_media_history" in explain(*media.query.sql_with_params())
+    assert [run.pk for run in media] == list(
+        Run.objects.exclude(media=[]).order_by("-created_at").values_list("pk", flat=True)
+    )
