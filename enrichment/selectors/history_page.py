@@ -15,12 +15,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any
 
 from django.conf import settings
 from django.db import connections
 
 from controlui.plumbing.bounded import within
-
 from controlui.plumbing.keyset import KeysetPage
 from enrichment.models import Run, RunQuerySet
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
@@ -86,8 +86,9 @@ def _window_groups(runs: RunQuerySet) -> list[tuple[str, str, str, int]]:
 def _tally(groups: list[tuple[str, str, str, int]], column: int) -> list[Facet]:
     counts: Counter[str] = Counter()
     for row in groups:
-        if row[column]:
-            counts[row[column]] += row[3]
+        value = str(row[column] or "")
+        if value:
+            counts[value] += row[3]
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [Facet(value, n) for value, n in ranked[:FACET_LIMIT]]
 
@@ -99,7 +100,8 @@ def facet_counts(filters: HistoryFilters) -> dict[str, list[Facet]]:
     counted in one grouping."""
     by_base: dict[HistoryFilters, list[str]] = {}
     for name, (field, _) in FACETS.items():
-        base = replace(filters, sort=DEFAULT_SORT, **{field: ""})
+        cleared: dict[str, Any] = {field: ""}
+        base = replace(filters, sort=DEFAULT_SORT, **cleared)
         by_base.setdefault(base, []).append(name)
     counts: dict[str, list[Facet]] = {}
     for base, names in by_base.items():

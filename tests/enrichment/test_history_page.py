@@ -228,9 +228,7 @@ def test_facets_under_two_chosen_filters_each_ignore_only_their_own(user_client)
     assert '<option value="telegram" label="telegram (3)">' in html
 
 
-def test_counts_past_their_time_budget_leave_the_rows_and_say_why(
-    user_client, monkeypatch
-) -> None:
+def test_counts_past_their_time_budget_leave_the_rows_and_say_why(user_client, monkeypatch) -> None:
     # At millions of runs a filter the indexes cannot narrow may make the count and the
     # facets walk much of the log; past their budget (controlui.plumbing.bounded) the page
     # still lists the rows, gives a lower bound for the count and the choices without counts.
