@@ -262,8 +262,8 @@ def test_on_postgres_a_rare_url_fragment_is_listed_from_the_trigram_index() -> N
 @postgres_only
 def test_on_postgres_a_url_fragment_found_common_walks_the_history(monkeypatch) -> None:
     # The planner's trigram estimate can be far too low for a fragment that is in fact
-    # common; once its listing found more than a rare one has, the condition is written so
-    # no index answers it, and the newest-first page walks the history and stops.
+    # common; once its listing found more than a rare one has, the condition tests each
+    # run's own URLs, and the newest-first page walks the history and stops.
     runs = [make_run(minutes, url=f"https://docs.example.com/{minutes}") for minutes in range(6)]
     make_run(30, url="https://other.example.org/")
     monkeypatch.setattr(text_search, "RARE_MATCHES", 3)
@@ -271,7 +271,7 @@ def test_on_postgres_a_url_fragment_found_common_walks_the_history(monkeypatch) 
         assert rare == set()
         matching = HistoryFilters(url="docs.example").apply(Run.objects.all())
         sql, params = matching.history_order()[:51].query.sql_with_params()
-        assert "= ANY(" not in sql and "||" in sql
+        assert "= ANY(" not in sql and "OFFSET 0" in sql
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off")
             plan = explain(sql, params)
@@ -297,3 +297,14 @@ def test_on_postgres_the_media_status_reads_its_own_index() -> None:
     assert [run.pk for run in media] == list(
         Run.objects.exclude(media=[]).order_by("-created_at").values_list("pk", flat=True)
     )
+
+
+@postgres_only
+def test_on_postgres_a_common_url_fragment_is_plain_text(monkeypatch) -> None:
+    # LIKE's wildcards and quotes in the fragment are characters to find, on either plan.
+    odd = make_run(1, url="https://shop.example/50%_off'x")
+    make_run(2, url="https://shop.example/50xyoff")
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 0)  # every fragment is walked for
+    assert [run.pk for run in decision_list(filters=HistoryFilters(url="50%_off'")).items] == [
+        odd.pk
+    ]
