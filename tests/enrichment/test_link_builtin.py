@@ -125,6 +125,19 @@ async def test_a_saved_change_applies_to_the_very_next_message(
     assert third["links"]["urls"][0]["attempts"][0]["argv"][-2:] == ["--max-chars", "500"]
 
 
+async def test_a_page_read_once_is_served_from_the_cache_to_the_next_message(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/cached-article"] = page(ARTICLE)
+    url = server.url("/cached-article")
+    await sync_to_async(config_replace)(document=builtin_config())
+    first = await enrich(f"look {url}")
+    server.routes["/cached-article"] = lambda handler: send(handler, 404, b"gone")
+    second = await enrich(f"look {url}")
+    assert [path for path, _headers in server.seen] == ["/cached-article"]
+    assert second["body"] == first["body"] and "Anemones, limpets" in second["body"]
+
+
 def test_the_parsed_config_is_not_read_again_while_nothing_changed(
     django_assert_num_queries: Any,
 ) -> None:
