@@ -21,12 +21,13 @@ keeps them under the old stamp, so the next message simply reads them once more.
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Subquery
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
@@ -34,8 +35,9 @@ from django.utils import timezone
 from enrichment.models import Agent, ConfigVersion, EnrichmentConfig, LinkModel, ScopeRule
 from enrichment.pipeline.config.model import Config
 
-# The active config's id, when any part of it last changed, and the latest version number.
-Stamp = tuple[int, datetime, int | None]
+# The active config's id, when any part of it last changed, and the latest version number,
+# as the database driver gives them back: only ever compared for equality.
+Stamp = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -53,15 +55,27 @@ _memo: tuple[Stamp, LoadedConfig] | None = None
 
 
 def config_stamp() -> Stamp | None:
-    """The active config's version stamp, in one query."""
+    """The active config's version stamp, in one query (its SQL compiled once per database:
+    compiling it was most of its cost, and it runs for every message)."""
+    sql, params = _stamp_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return tuple(row) if row else None
+
+
+@functools.cache
+def _stamp_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
     latest = ConfigVersion.objects.order_by("-number").values("number")[:1]
-    row = (
+    query = (
         EnrichmentConfig.objects.filter(is_active=True)
         .annotate(latest_version=Subquery(latest))
         .values_list("pk", "updated_at", "latest_version")
-        .first()
+        .order_by("pk")[:1]
+        .query
     )
-    return (row[0], row[1], row[2]) if row else None
+    sql, params = query.get_compiler(connection=connection).as_sql()
+    return sql, tuple(params)
 
 
 def config_cached(load: Callable[[], LoadedConfig]) -> LoadedConfig:
