@@ -161,9 +161,10 @@ def process_tree_rss(pid: int) -> int:
     return total
 
 
-def process_tree_cpu_seconds(pid: int) -> float:
+def process_tree_cpu_seconds(pid: int, *, descendants: bool = True) -> float:
     """User + system CPU seconds of ``pid`` and its live descendants (children that already
-    exited are counted by the kernel in their parent's ``cutime``/``cstime`` only once reaped)."""
+    exited are counted by the kernel in their parent's ``cutime``/``cstime`` only once reaped);
+    of ``pid`` alone with ``descendants=False``."""
     import os
 
     ticks = os.sysconf("SC_CLK_TCK")
@@ -177,5 +178,6 @@ def process_tree_cpu_seconds(pid: int) -> float:
         except OSError:
             continue
         total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-        stack += [int(child) for child in children]
+        if descendants:
+            stack += [int(child) for child in children]
     return total

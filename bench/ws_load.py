@@ -358,6 +358,8 @@ def main() -> None:
         echo = None
         if args.builtin:
             echo = asyncio.run(drive_echo(live, args.clients, args.messages))
+        daphne_pids = groups["daphne + its extraction pool"]
+        daphne_before = sum(process_tree_cpu_seconds(p, descendants=False) for p in daphne_pids())
         cpu_before = {
             name: sum(map(process_tree_cpu_seconds, pids())) for name, pids in groups.items()
         }
@@ -378,6 +380,10 @@ def main() -> None:
             name: sum(map(process_tree_cpu_seconds, pids())) - cpu_before[name]
             for name, pids in groups.items()
         }
+        daphne_alone = (
+            sum(process_tree_cpu_seconds(p, descendants=False) for p in daphne_pids())
+            - daphne_before
+        )
         runs = settled_runs(live, sent)
         ok = report(tally, elapsed, runs, distinct_messages(live), sent, mode)
     for name, seconds in cpu_used.items():
@@ -386,6 +392,12 @@ def main() -> None:
                 f"CPU used:      {seconds:.1f} s = {seconds / sent * 1000:.1f} ms per message"
                 f" ({name}; the machine has {len(os.sched_getaffinity(0))} cores)"
             )
+    if daphne_alone:
+        pool_alone = cpu_used["daphne + its extraction pool"] - daphne_alone
+        print(
+            f"               of which daphne alone {daphne_alone / sent * 1000:.1f} ms per message,"
+            f" its extraction pool {pool_alone / sent * 1000:.1f} ms"
+        )
     for name, peak in peaks.items():
         if peak:
             print(f"peak RSS:      {peak / 2**20:.0f} MB ({name}; target daphne + pool <= 400 MB)")

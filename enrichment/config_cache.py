@@ -1,12 +1,18 @@
 """The parsed stored config, kept in memory per config version.
 
 Reading the config was four queries and a parse for every message. Now each process keeps
-the last parsed ``(Config, document)`` with the *stamp* of the active config row it was read
-under — ``(id, updated_at)`` — and checks the stamp with one indexed query per message. Any
+the last parsed config — the ``Config``, its document and the number of the config version
+that document is — with the *stamp* it was read under: the active config row's ``(id,
+updated_at)`` and the latest version number, checked with one indexed query per message. Any
 saved or deleted config row (the config itself, its agents, scope rules or link models, from
 the admin, the API, an import, or another process such as ``manage.py`` or a worker) moves
-the stamp in the same transaction, so the very next message in every process reads the
-config again. The database is the one place every process shares, with or without Redis.
+the stamp in the same transaction, and so does a new version, so the very next message in
+every process reads the config again. The database is the one place every process shares,
+with or without Redis.
+
+The version number (``config_versions.version_for_snapshot``) depends only on the document
+and the latest versions; versions are immutable and numbered upwards, so a stamp that has not
+moved means the number is still right.
 
 A race we accept on purpose: a process that read the old stamp and then already the new rows
 keeps them under the old stamp, so the next message simply reads them once more.
@@ -15,43 +21,83 @@ keeps them under the old stamp, so the next message simply reads them once more.
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
+from django.db.models import Subquery
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
-from enrichment.models import Agent, EnrichmentConfig, LinkModel, ScopeRule
+from enrichment.models import Agent, ConfigVersion, EnrichmentConfig, LinkModel, ScopeRule
 from enrichment.pipeline.config.model import Config
 
-Loaded = tuple[Config, dict[str, Any]]
-Stamp = tuple[int, datetime]
+# The active config's id, when any part of it last changed, and the latest version number,
+# as the database driver gives them back: only ever compared for equality.
+Stamp = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The config in force. ``document`` is shared by every message of this config
+    version: read it, never change it (``config_load`` hands out copies)."""
+
+    config: Config
+    document: dict[str, Any]
+    version: int | None  # the config version the document is (None: rows edited around it)
+
 
 _lock = threading.Lock()
-_memo: tuple[Stamp, Config, dict[str, Any]] | None = None
+_memo: tuple[Stamp, LoadedConfig] | None = None
 
 
 def config_stamp() -> Stamp | None:
-    """The active config's version: its id and when any part of it last changed."""
-    row = EnrichmentConfig.objects.filter(is_active=True).values_list("pk", "updated_at").first()
-    return (row[0], row[1]) if row else None
+    """The active config's version stamp, in one query (its SQL compiled once per database:
+    compiling it was most of its cost, and it runs for every message)."""
+    sql, params = _stamp_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return tuple(row) if row else None
 
 
-def config_cached(load: Callable[[], Loaded]) -> Loaded:
+@functools.cache
+def _stamp_sql(vendor: str) -> tuple[str, tuple[Any, ...]]:
+    latest = ConfigVersion.objects.order_by("-number").values("number")[:1]
+    query = (
+        EnrichmentConfig.objects.filter(is_active=True)
+        .annotate(latest_version=Subquery(latest))
+        .values_list("pk", "updated_at", "latest_version")
+        .order_by("pk")[:1]
+        .query
+    )
+    sql, params = query.get_compiler(connection=connection).as_sql()
+    return sql, tuple(params)
+
+
+def config_cached(load: Callable[[], LoadedConfig]) -> LoadedConfig:
     """``load()``'s answer, reused while the active config's stamp has not moved."""
     global _memo
     stamp = config_stamp()
     memo = _memo
     if stamp is not None and memo is not None and memo[0] == stamp:
-        return memo[1], copy.deepcopy(memo[2])
-    config, document = load()
+        return memo[1]
+    loaded = load()
     stamp = stamp or config_stamp()  # a fresh install created the default row just now
     if stamp is not None:
+        # A private copy: the caller's document may be changed by whoever built it.
+        loaded = LoadedConfig(loaded.config, copy.deepcopy(loaded.document), loaded.version)
         with _lock:
-            _memo = (stamp, config, copy.deepcopy(document))
-    return config, document
+            _memo = (stamp, loaded)
+    return loaded
+
+
+def config_copy(loaded: LoadedConfig) -> tuple[Config, dict[str, Any]]:
+    """The config and a document of the caller's own."""
+    return loaded.config, copy.deepcopy(loaded.document)
 
 
 def _touch(sender: type, instance: Any, **_kwargs: Any) -> None:

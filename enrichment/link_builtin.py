@@ -16,11 +16,13 @@ import asyncio
 import atexit
 import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 
 from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
@@ -28,6 +30,8 @@ from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in
 from enrichment.pipeline.fetch.process_pool import ProcessPool
 from enrichment.pipeline.fetch.ssrf import Resolver
 from enrichment.pipeline.runner import DEFAULT_MAX_STDOUT_BYTES, CommandResult, CommandRunner
+
+T = TypeVar("T")
 
 _pool: ProcessPool | None = None
 _pool_lock = threading.Lock()
@@ -49,9 +53,23 @@ def start_extraction_pool() -> None:
     extraction_pool()
 
 
+def _in_memory_cache() -> bool:
+    """The default cache without Redis lives in this process's memory: it never waits on I/O,
+    so it is asked on the event loop: the thread hops around the get and the set of each
+    page were ~10% of daphne's GIL-holding samples under ``bench/ws_load.py --builtin``, far
+    more than the calls. Redis is asked from a thread."""
+    return isinstance(caches[DEFAULT_CACHE_ALIAS], LocMemCache)
+
+
+async def _cache_call(function: Callable[..., T], *args: Any) -> T:
+    if _in_memory_cache():
+        return function(*args)
+    return await asyncio.to_thread(function, *args)
+
+
 async def _cache_get(key: str) -> str | None:
     try:
-        value = await asyncio.to_thread(cache.get, key)
+        value = await _cache_call(cache.get, key)
     except Exception:  # like the script: an unavailable cache is no cache, not a failure
         return None
     return value if isinstance(value, str) else None
@@ -59,7 +77,7 @@ async def _cache_get(key: str) -> str | None:
 
 async def _cache_set(key: str, value: str, *, ttl_seconds: float) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.to_thread(cache.set, key, value, ttl_seconds)
+        await _cache_call(cache.set, key, value, ttl_seconds)
 
 
 def page_cache(settings: WebFetchConfig) -> AsyncPageCache | None:

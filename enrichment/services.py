@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
-from enrichment.config_cache import config_cached
+from enrichment.config_cache import LoadedConfig, config_cached, config_copy
 from enrichment.config_store import config_document
 from enrichment.config_versions import config_replace_versioned, version_for_snapshot
 from enrichment.linkcli import fetch_environment
@@ -115,17 +115,23 @@ def workers_enabled() -> bool:
 
 def config_load() -> tuple[Config, dict[str, Any]]:
     """The stored config, parsed; kept in memory until a config row changes (any process)."""
+    return config_copy(config_in_force())
+
+
+def config_in_force() -> LoadedConfig:
+    """The stored config, its document (shared: read only) and its version number."""
     return config_cached(_config_read)
 
 
-def _config_read() -> tuple[Config, dict[str, Any]]:
+def _config_read() -> LoadedConfig:
     document = config_document()
     try:
-        return parse_config(document), document
+        config = parse_config(document)
     except ConfigError as exc:  # only reachable if rows were edited around the validators
         raise InvalidInput(
             "The stored configuration is invalid.", [str(i) for i in exc.errors]
         ) from None
+    return LoadedConfig(config, document, version_for_snapshot(document))
 
 
 def cli_environment(config: Config) -> dict[str, str]:
@@ -141,18 +147,23 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_start(*, request: EnrichRequest, snapshot: dict[str, Any]) -> Run:
-    return Run.objects.create(
+def run_start(*, request: EnrichRequest) -> tuple[Config, Run]:
+    """The config in force and a new ``running`` run that records it (one thread hop for
+    both, and one query to check the config's version when it has not changed)."""
+    loaded = config_in_force()
+    run = Run.objects.create(
         message_id=request.message_id or "",
         channel=request.surface or request.provider or request.channel or "",
         chat_type=request.chat_type or "",
         session_key=request.session_key or "",
         agent_id=request.agent_id or "",
         original_body=storable_text(request.body),
-        config_snapshot=snapshot,
-        config_version=version_for_snapshot(snapshot),
+        # Only serialized by the save, never changed, so the shared document will do.
+        config_snapshot=loaded.document,
+        config_version=loaded.version,
         owner=_owner(),
     )
+    return loaded.config, run
 
 
 @transaction.atomic
@@ -264,8 +275,7 @@ async def enrichment_run(
     order (media, then links, which reads the body media rewrote, so a URL spoken in a voice
     note gets enriched too), each record under its stage's name.
     """
-    config, document = await sync_to_async(config_load)()
-    run = await sync_to_async(run_start)(request=request, snapshot=document)
+    config, run = await sync_to_async(run_start)(request=request)
     started = time.monotonic()
     env = StageEnv(
         config=config,

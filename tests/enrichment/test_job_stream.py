@@ -174,7 +174,7 @@ async def test_a_job_that_failed_before_its_run_existed_is_run_again(
     from enrichment import services
     from enrichment.stream_worker import StreamWorker
 
-    real_load, calls = services.config_load, []
+    real_load, calls = services.config_in_force, []
 
     def flaky_load():
         calls.append(1)
@@ -182,7 +182,7 @@ async def test_a_job_that_failed_before_its_run_existed_is_run_again(
             raise OperationalError("server closed the connection unexpectedly")
         return real_load()
 
-    monkeypatch.setattr(services, "config_load", flaky_load)
+    monkeypatch.setattr(services, "config_in_force", flaky_load)
     frame = await StreamWorker().run(job_fields("job-db-1", "see http://127.0.0.1/again"))
 
     assert frame["type"] == "result" and len(calls) == 2

@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from enrichment.config_versions import config_replace_versioned, version_restore
 from enrichment.consumers import EnrichConsumer
 from enrichment.models import Attempt, EnrichmentConfig, LinkModel, Run
 from enrichment.services import EnrichRequest, config_load, config_replace, enrichment_run
@@ -122,6 +125,19 @@ async def test_a_saved_change_applies_to_the_very_next_message(
     assert third["links"]["urls"][0]["attempts"][0]["argv"][-2:] == ["--max-chars", "500"]
 
 
+async def test_a_page_read_once_is_served_from_the_cache_to_the_next_message(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/cached-article"] = page(ARTICLE)
+    url = server.url("/cached-article")
+    await sync_to_async(config_replace)(document=builtin_config())
+    first = await enrich(f"look {url}")
+    server.routes["/cached-article"] = lambda handler: send(handler, 404, b"gone")
+    second = await enrich(f"look {url}")
+    assert [path for path, _headers in server.seen] == ["/cached-article"]
+    assert second["body"] == first["body"] and "Anemones, limpets" in second["body"]
+
+
 def test_the_parsed_config_is_not_read_again_while_nothing_changed(
     django_assert_num_queries: Any,
 ) -> None:
@@ -130,6 +146,44 @@ def test_the_parsed_config_is_not_read_again_while_nothing_changed(
     with django_assert_num_queries(1):  # the version check only
         config, _document = config_load()
     assert config.links.models[0].command == "link-understand"
+
+
+def sent_statements(captured: CaptureQueriesContext) -> list[str]:
+    """The SQL a message sent, without transaction control (SQLite logs BEGIN, PostgreSQL not)."""
+    control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+    return [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(control)]
+
+
+def test_one_message_costs_a_config_check_the_run_and_one_write_of_its_result(
+    server: LocalServer,  # noqa: F811
+) -> None:
+    server.routes["/article"] = page(ARTICLE)
+    config_replace(document=builtin_config())
+    async_to_sync(enrich)(f"warm up {server.url('/article')}")
+    with CaptureQueriesContext(connection) as captured:
+        result = async_to_sync(enrich)(f"look {server.url('/article')}")
+    assert result["links"]["outcome"] == "success"
+    statements = sent_statements(captured)
+    # The config's stamp; the run; its URL rows, attempt rows and final update (one transaction).
+    assert len(statements) == 5, statements
+
+
+def test_each_run_records_the_config_version_in_force_when_it_started() -> None:
+    def version_of_next_run() -> int | None:
+        result = async_to_sync(enrich)("no links in this one")
+        return Run.objects.get(pk=result["runId"]).config_version
+
+    first = config_replace_versioned(document=builtin_config(), source="test").version
+    assert first is not None
+    assert version_of_next_run() == version_of_next_run() == first.number
+    config_replace(document=builtin_config("link-understand", "--url", "{{LinkUrl}}", "-x"))
+    assert version_of_next_run() == first.number + 1
+    version_restore(number=first.number, author="test")  # the first document, a new number
+    assert version_of_next_run() == first.number + 2
+    model = LinkModel.objects.get()  # a row edited around the versioned writers
+    model.args = ["--url", "{{LinkUrl}}", "-y"]
+    model.save()
+    assert version_of_next_run() is None
 
 
 def test_a_change_written_by_another_process_applies_to_the_next_message() -> None:

@@ -25,6 +25,7 @@ import contextlib
 import io
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -127,6 +128,23 @@ def build_parser(capture: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-cache", action="store_true", help="bypass the result cache")
     parser.add_argument("--no-wrap", action="store_true", help="print without the wrapper")
+    return parser
+
+
+_parsers = threading.local()
+
+
+def capturing_parser() -> argparse.ArgumentParser:
+    """``build_parser(capture=True)``, built once per thread and help width (building one
+    costs more than a whole parse), with empty buffers for each use."""
+    width = _help_width()
+    parsers: dict[int, _CapturingParser] = _parsers.__dict__.setdefault("by_width", {})
+    parser = parsers.get(width)
+    if parser is None:
+        built = build_parser(capture=True)
+        assert isinstance(built, _CapturingParser)
+        parser = parsers[width] = built
+    parser.out, parser.err = io.StringIO(), io.StringIO()
     return parser
 
 

@@ -19,8 +19,8 @@ from enrichment.pipeline.fetch.link_understand import (
     IN_PROCESS_TYPE,
     CliExit,
     PageRequest,
-    build_parser,
     cache_ttl_seconds,
+    capturing_parser,
     extract_fetched,
     extract_file,
     page_output,
@@ -92,7 +92,7 @@ async def run_in_process(
         return replace(result, attempt_type=IN_PROCESS_TYPE)
 
     try:
-        request = parse_request(build_parser(capture=True), argv[1:], settings)
+        request = parse_request(capturing_parser(), argv[1:], settings)
     except CliExit as exit_:
         return finish(exit_.status, exit_.stdout, exit_.stderr)
     try:

@@ -15,6 +15,7 @@ False
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 from collections.abc import Callable, Mapping
@@ -320,6 +321,21 @@ def check_url(
     if resolve is None:
         return Verdict(blocked=False, reason=None, host=host, addresses=())
     return _check_resolved(host, policy, resolve)
+
+
+async def check_url_async(
+    url: str, policy: SsrfPolicy = DEFAULT_POLICY, resolve: Resolver | None = None
+) -> Verdict:
+    """``check_url`` without blocking the event loop: DNS (``resolve``) runs in a thread.
+
+    A URL the guard decides without asking DNS — blocked by its text, or an IP literal
+    (``check_url`` never calls ``resolve`` for either) — is decided here on the loop: the same
+    verdict, without a thread hop per check.
+    """
+    verdict = check_url(url, policy, None)
+    if verdict.blocked or verdict.addresses or resolve is None:
+        return verdict
+    return await asyncio.to_thread(check_url, url, policy, resolve)
 
 
 def _check_resolved(host: str, policy: SsrfPolicy, resolve: Resolver) -> Verdict:

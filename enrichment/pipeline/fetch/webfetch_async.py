@@ -26,7 +26,7 @@ from enrichment.pipeline.fetch.ssrf import (
     Resolver,
     SsrfPolicy,
     blocked_message,
-    check_url,
+    check_url_async,
     system_resolve,
 )
 from enrichment.pipeline.fetch.webfetch import (
@@ -174,7 +174,7 @@ async def _checked_addresses(
 ) -> tuple[str, ...]:
     # The caller's deadline (asyncio.timeout) bounds the wait; a lookup that outlives it
     # finishes in its thread and is ignored.
-    verdict = await asyncio.to_thread(check_url, str(url), policy, resolve)
+    verdict = await check_url_async(str(url), policy, resolve)
     if verdict.blocked:
         raise FetchError(blocked_message(verdict.reason or "blocked"))
     if not verdict.addresses:

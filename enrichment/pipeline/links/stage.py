@@ -27,6 +27,7 @@ from enrichment.pipeline.fetch.ssrf import (
     Verdict,
     blocked_message,
     check_url,
+    check_url_async,
     system_resolve,
 )
 from enrichment.pipeline.links.decisions import (
@@ -165,8 +166,8 @@ class _UrlWorker:
 
     async def process(self, url: str) -> tuple[UrlDecision, LinkOutput | None]:
         started = time.monotonic()
-        # DNS is blocking; keep it off the event loop so other URLs proceed meanwhile.
-        verdict = await asyncio.to_thread(check_url, url, self.policy, self.resolve)
+        # DNS is blocking: it runs off the event loop so other URLs proceed meanwhile.
+        verdict = await check_url_async(url, self.policy, self.resolve)
         if verdict.blocked:
             reason = verdict.reason or "blocked"
             elapsed_ms = int((time.monotonic() - started) * 1000)

@@ -157,6 +157,15 @@ async def test_the_answers_are_the_ones_a_user_expects(
     assert (late.outcome, late.reason, late.exit_code) == ("failed", "timed out after 1s", None)
 
 
+async def test_a_usage_error_says_the_same_each_time() -> None:
+    """The parser is reused across runs; what one run printed never leaks into the next."""
+    bad = ("link-understand", "--url", "http://127.0.0.1/", "--format", "pdf")
+    first, second = [await run_in_process(bad, timeout_seconds=5, policy=LOCAL) for _ in range(2)]
+    assert first.exit_code == 2 and "invalid choice: 'pdf'" in first.stderr_tail
+    assert comparable(second) == comparable(first)
+    assert first.stderr_tail.count("usage:") == 1
+
+
 async def test_cache_hits_match_and_are_shared_with_the_script(
     server: LocalServer,  # noqa: F811
     pool: ProcessPool,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -10,6 +11,7 @@ from enrichment.pipeline.fetch.ssrf import (
     SsrfPolicy,
     Verdict,
     check_url,
+    check_url_async,
     classify_address,
     classify_host,
     normalize_hostname,
@@ -539,6 +541,33 @@ URL_CASES = [
 )
 def test_check_url_with_fake_resolver(url: str, policy: SsrfPolicy, expected: Verdict) -> None:
     assert check_url(url, policy, resolve=FAKE_DNS) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "policy", "expected"),
+    [case[1:] for case in URL_CASES],
+    ids=[case[0] for case in URL_CASES],
+)
+async def test_check_url_async_gives_the_same_verdicts(
+    url: str, policy: SsrfPolicy, expected: Verdict
+) -> None:
+    assert await check_url_async(url, policy, resolve=FAKE_DNS) == expected
+
+
+async def test_check_url_async_asks_dns_off_the_loop_only_for_names() -> None:
+    loop_thread = threading.get_ident()
+    asked: list[tuple[str, bool]] = []
+
+    def resolve(host: str) -> list[str]:
+        asked.append((host, threading.get_ident() == loop_thread))
+        return ["93.184.216.34"]
+
+    allow_loopback = SsrfPolicy(allow_private_network=True)
+    assert not (await check_url_async("http://127.0.0.1:8080/", allow_loopback, resolve)).blocked
+    assert (await check_url_async("http://10.0.0.5/", DEFAULT_POLICY, resolve)).blocked
+    verdict = await check_url_async("http://public.example/", DEFAULT_POLICY, resolve)
+    assert verdict.addresses == ("93.184.216.34",)
+    assert asked == [("public.example", False)]
 
 
 def test_check_url_without_resolver_skips_dns() -> None:
