@@ -45,6 +45,9 @@ FRAGMENT_RATIO = 3.0
 # longer than the chosen extraction and holds at least REGION_CONTAINED_SHARE of it.
 REGION_LONGER_RATIO = 1.5
 REGION_CONTAINED_SHARE = 0.6
+# On a product page, a trafilatura text of this many words already holds the name, price
+# and description; what a longer text adds is reviews, recommendations and related items.
+PRODUCT_DESCRIPTION_WORDS = 150
 _WORD = re.compile(r"\w+")
 
 
@@ -85,8 +88,9 @@ def choose_for_kind(
 ) -> Choice:
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
-    Articles are pages whose content one extractor or the other finds as a whole, so the
-    agreement rule above decides (a resiliparse text several times longer than a substantial
+    On a product page a trafilatura text of PRODUCT_DESCRIPTION_WORDS words stands: the
+    blocks a longer text adds are reviews and other products. Articles are pages whose
+    content one extractor or the other finds as a whole, so the agreement rule above decides (a resiliparse text several times longer than a substantial
     trafilatura text holds the page around the article). On a discussion the text that keeps
     each post's author line wins. A product page (collections often declare themselves
     products too) or a page that declares nothing is often many sibling blocks — a listing,
@@ -99,6 +103,9 @@ def choose_for_kind(
         >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
         'trafilatura'
     """
+    if kind == "product" and len(_WORD.findall(trafilatura_text)) >= PRODUCT_DESCRIPTION_WORDS:
+        # A product's own text is short: name, price, a description, a few specs.
+        return Choice("trafilatura", "product description", 1.0)
     choice = choose_candidate(trafilatura_text, resiliparse_text)
     if choice.reason == "superset" and kind in ("article", "other"):
         first_words = len(_WORD.findall(trafilatura_text))

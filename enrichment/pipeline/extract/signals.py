@@ -7,7 +7,8 @@ extraction strategy can be picked before the tree is cleaned:
 
 - ``forum``: a discussion (``DiscussionForumPosting``, ``QAPage``, ``Question``) — every post
   and answer is content;
-- ``product``: a product page (``og:type`` product, ``Product`` / ``ProductGroup``);
+- ``product``: a product page (``og:type`` product, ``Product`` / ``ProductGroup`` in JSON-LD
+  or microdata, or a price in the page's meta tags: ``product:price:amount``);
 - ``article``: an article or blog post (``og:type`` article, any ``*Article`` or
   ``BlogPosting``);
 - ``other``: nothing declared (documentation, listings, service and collection pages).
@@ -36,6 +37,13 @@ _SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
 _LD_JSON_TYPE = re.compile(r"""type\s*=\s*["']?application/ld\+json""", re.IGNORECASE)
 _META = re.compile(r"<meta\b([^>]{0,1000})>", re.IGNORECASE)
 _OG_TYPE_PROPERTY = re.compile(r"""property\s*=\s*["']og:type["']""", re.IGNORECASE)
+_PRICE_PROPERTY = re.compile(
+    r"""property\s*=\s*["'](?:product|og):price:amount["']""", re.IGNORECASE
+)
+# schema.org microdata: ``<div itemscope itemtype="https://schema.org/Product">``.
+_MICRODATA_PRODUCT = re.compile(
+    r"""itemtype\s*=\s*["']?https?://schema\.org/Product(?:Group)?["'\s>]""", re.IGNORECASE
+)
 _CONTENT = re.compile(r"""content\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 # Structured data past this many characters is not read (a page could ship megabytes).
 MAX_JSON_LD_CHARS = 200_000
@@ -56,7 +64,7 @@ def page_kind(html: str) -> PageKind:
     og_type = _og_type(html)
     if types & FORUM_TYPES:
         return "forum"
-    if og_type.startswith("product") or types & PRODUCT_TYPES:
+    if og_type.startswith("product") or types & PRODUCT_TYPES or _declares_product(html):
         return "product"
     if og_type == "article" or types & ARTICLE_TYPES:
         return "article"
@@ -111,6 +119,22 @@ def _json_ld_blocks(html: str) -> Iterator[str]:
         if budget < 0:
             return
         yield block
+
+
+def _declares_product(html: str) -> bool:
+    """A price in the meta tags or a microdata Product: a shop's page for one product.
+
+    Shops often tag a product page ``og:type`` article or website (their theme's default)
+    while still declaring its price for link previews.
+    """
+    # Substring checks first: the regular expressions below would scan every page whole.
+    if ("schema.org/Product" in html or "schema.org/product" in html) and (
+        _MICRODATA_PRODUCT.search(html)
+    ):
+        return True
+    if "price:amount" not in html:
+        return False
+    return any(_PRICE_PROPERTY.search(match.group(1)) for match in _META.finditer(html))
 
 
 def _og_type(html: str) -> str:

@@ -246,3 +246,47 @@ def test_region_of_absurd_nesting_is_read_without_running_out_of_stack(tag: str)
     for mode in ("text", "markdown"):
         text = region_candidate(tree, mode=mode)  # type: ignore[arg-type]
         assert "Intro" in text and "the words at the bottom" in text
+
+
+_PRICE_META = '<meta property="product:price:amount" content="129.00">'
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "kind"),
+    [
+        (_PRICE_META, "", "product"),
+        ('<meta content="24.50" property="og:price:amount">', "", "product"),
+        ('<meta property="og:type" content="article">' + _PRICE_META, "", "product"),
+        ("", '<div itemscope itemtype="https://schema.org/Product"><p>x</p></div>', "product"),
+        ("", "<div itemscope itemtype='http://schema.org/ProductGroup'></div>", "product"),
+        ("", '<div itemscope itemtype="https://schema.org/Review"></div>', "other"),
+        ('<meta property="og:type" content="article">', "<p>Price: $5</p>", "article"),
+        (_ld('{"@type": "QAPage"}') + _PRICE_META, "", "forum"),
+    ],
+    ids=["product-price-meta", "og-price-meta", "price-beats-og-article", "microdata-product",
+         "microdata-product-group", "microdata-review", "price-in-text-only", "forum-wins"],
+)  # fmt: skip
+def test_a_declared_price_or_microdata_product_makes_a_product_page(
+    head: str, body: str, kind: str
+) -> None:
+    page = f"<html><head>{head}</head><body>{body}<p>x</p></body></html>"
+    assert page_kind(page) == kind
+
+
+def _words(prefix: str, count: int) -> str:
+    return " ".join(f"{prefix}{index}" for index in range(count))
+
+
+def test_product_description_stands_beside_a_longer_text_with_reviews() -> None:
+    description = _words("spec", 160)
+    with_reviews = description + " " + _words("review", 200)
+    choice = choose_for_kind("product", description, with_reviews, with_reviews)
+    assert (choice.source, choice.reason) == ("trafilatura", "product description")
+    # The same texts on a page that declares nothing: the longer superset stands.
+    assert choose_for_kind("other", description, with_reviews, "").source == "resiliparse"
+
+
+def test_short_product_text_still_gives_way_to_a_fuller_one() -> None:
+    name_and_price = _words("buy", 40)
+    full = name_and_price + " " + _words("about", 120)
+    assert choose_for_kind("product", name_and_price, full, "").source == "resiliparse"
