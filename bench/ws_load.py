@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import sqlite3
 import statistics
 import sys
@@ -331,7 +332,15 @@ def main() -> None:
     )
     args = parser.parse_args()
     # Quiet logs: the live server keeps stderr in a pipe nobody drains while the bench runs.
-    extra_env = {"LOG_LEVEL": "WARNING"}
+    # Configured as in production (README, settings table): DEBUG off, so no query log (on SQLite the
+    # log also quotes every parameter with a query of its own), a secret key of its own, and
+    # cookies that may travel over the bench's plain http.
+    extra_env = {
+        "LOG_LEVEL": "WARNING",
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "SECURE_COOKIES": "0",
+    }
     if args.redis:
         extra_env["REDIS_URL"] = args.redis_url
     mode = f"redis + {args.workers} runworker" if args.redis else "in daphne (in-memory layer)"
