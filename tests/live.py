@@ -115,6 +115,8 @@ def live_server(
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", env=env, workdir=workdir)
     server.manage("migrate", "--noinput")
     server.manage("shell", "-c", CREATE_USERS)
+    if env.get("DEBUG") == "0":  # as in production: static files collected, with a manifest
+        server.manage("collectstatic", "--noinput", "-v0")
     if env.get("REDIS_URL"):
         # With Redis, /ws/enrich/ hands jobs to workers, as in a deployment; each server gets
         # channels of its own (the servers of parallel test processes share one Redis).
