@@ -10,7 +10,10 @@ stored twice) are both reported and make the script exit non-zero.
 
 Every message spawns one CLI subprocess (a Python start-up), so on a small machine that is the
 bottleneck, not the socket path. ``--redis`` runs the same through the Redis channel layer and
-``--workers`` ``manage.py runworker enrichment`` processes instead of inside daphne.
+``--workers`` ``manage.py runworker enrichment`` processes instead of inside daphne. Those
+processes all write one SQLite file by default (they contend for its lock);
+``--database-url`` gives them a database instead, as a deployment with workers would
+(PostgreSQL; the bench empties it first).
 
 ``--builtin`` uses the shipped default link model instead (the bare ``link-understand``, run
 in-process) with each message linking a distinct page of a local page server (the extraction
@@ -27,7 +30,6 @@ import asyncio
 import json
 import os
 import secrets
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -158,29 +160,32 @@ async def drive(
     return tally, elapsed
 
 
-def stored_runs(live: LiveServer) -> dict[str, int]:
-    database = live.workdir / "live.sqlite3"
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
-        rows = db.execute("SELECT outcome, count(*) FROM enrichment_run GROUP BY outcome")
-        return dict(rows.fetchall())
+# Run through ``manage.py shell``: the same query on the SQLite file or on --database-url.
+COUNT_RUNS = """
+import json
+from django.db.models import Count
+from enrichment.models import Run
+outcomes = dict(Run.objects.values_list("outcome").annotate(n=Count("id")).order_by())
+messages = Run.objects.values("original_body").distinct().count()
+print(json.dumps({"outcomes": outcomes, "messages": messages}))
+"""
 
 
-def distinct_messages(live: LiveServer) -> int:
-    """Messages with at least one stored run (every bench message body is unique)."""
-    database = live.workdir / "live.sqlite3"
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
-        row = db.execute("SELECT count(DISTINCT original_body) FROM enrichment_run").fetchone()
-        return int(row[0])
+def stored(live: LiveServer) -> tuple[dict[str, int], int]:
+    """Stored runs by outcome, and the messages with at least one stored run (every bench
+    message body is unique)."""
+    answer = json.loads(live.manage("shell", "-c", COUNT_RUNS).stdout.strip().splitlines()[-1])
+    return answer["outcomes"], answer["messages"]
 
 
-def settled_runs(live: LiveServer, expected: int, wait: float = 15.0) -> dict[str, int]:
-    """Stored runs by outcome, once every run has finished (a write may trail its frame)."""
+def settled_runs(live: LiveServer, expected: int, wait: float = 15.0) -> tuple[dict[str, int], int]:
+    """``stored``, once every run has finished (a write may trail its frame)."""
     deadline = time.monotonic() + wait
     while True:
-        runs = stored_runs(live)
+        runs, messages = stored(live)
         settled = sum(runs.values()) >= expected and not runs.get("running")
         if settled or time.monotonic() > deadline:
-            return runs
+            return runs, messages
         time.sleep(0.5)
 
 
@@ -284,6 +289,11 @@ def extraction_pages_per_second(count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
+def cpu_alone(pids: list[int]) -> float:
+    """CPU seconds of the processes themselves, without their extraction pools."""
+    return sum(process_tree_cpu_seconds(pid, descendants=False) for pid in pids)
+
+
 def process_ids(needle: str) -> list[int]:
     """Processes whose command line contains ``needle`` (arguments joined by spaces)."""
     found = []
@@ -330,6 +340,11 @@ def main() -> None:
     parser.add_argument(
         "--builtin", action="store_true", help="the in-process link-understand on local pages"
     )
+    parser.add_argument(
+        "--database-url",
+        help="a database for daphne and the workers instead of one SQLite file"
+        " (e.g. postgres://postgres@127.0.0.1:5432/NAME); it is emptied first",
+    )
     args = parser.parse_args()
     # Quiet logs: the live server keeps stderr in a pipe nobody drains while the bench runs.
     # Configured as in production (README, settings table): DEBUG off, so no query log (on SQLite the
@@ -346,11 +361,12 @@ def main() -> None:
     mode = f"redis + {args.workers} runworker" if args.redis else "in daphne (in-memory layer)"
     if args.builtin:
         mode += ", built-in link-understand in-process"
+    mode += ", " + (args.database_url.split("@")[-1] if args.database_url else "one SQLite file")
     sent = args.clients * args.messages
     with (
         page_server() as pages,
         tempfile.TemporaryDirectory(prefix="ws-load-") as workdir,
-        live_server(Path(workdir), extra_env, workers=0) as live,
+        live_server(Path(workdir), extra_env, workers=0, database_url=args.database_url) as live,
     ):
         document = builtin_config() if args.builtin else summarizer_config()
         live.manage("shell", "-c", STORE_CONFIG.format(document=json.dumps(document)))
@@ -367,8 +383,7 @@ def main() -> None:
         echo = None
         if args.builtin:
             echo = asyncio.run(drive_echo(live, args.clients, args.messages))
-        daphne_pids = groups["daphne + its extraction pool"]
-        daphne_before = sum(process_tree_cpu_seconds(p, descendants=False) for p in daphne_pids())
+        alone_before = {name: cpu_alone(pids()) for name, pids in groups.items()}
         cpu_before = {
             name: sum(map(process_tree_cpu_seconds, pids())) for name, pids in groups.items()
         }
@@ -389,24 +404,19 @@ def main() -> None:
             name: sum(map(process_tree_cpu_seconds, pids())) - cpu_before[name]
             for name, pids in groups.items()
         }
-        daphne_alone = (
-            sum(process_tree_cpu_seconds(p, descendants=False) for p in daphne_pids())
-            - daphne_before
-        )
-        runs = settled_runs(live, sent)
-        ok = report(tally, elapsed, runs, distinct_messages(live), sent, mode)
+        alone_used = {name: cpu_alone(pids()) - alone_before[name] for name, pids in groups.items()}
+        runs, distinct = settled_runs(live, sent)
+        ok = report(tally, elapsed, runs, distinct, sent, mode)
     for name, seconds in cpu_used.items():
         if seconds:
+            alone = alone_used[name]
             print(
                 f"CPU used:      {seconds:.1f} s = {seconds / sent * 1000:.1f} ms per message"
-                f" ({name}; the machine has {len(os.sched_getaffinity(0))} cores)"
+                f" ({name}; the machine has {len(os.sched_getaffinity(0))} cores)\n"
+                f"               of which {name.split(' +')[0]} alone"
+                f" {alone / sent * 1000:.1f} ms, their extraction pools"
+                f" {(seconds - alone) / sent * 1000:.1f} ms"
             )
-    if daphne_alone:
-        pool_alone = cpu_used["daphne + its extraction pool"] - daphne_alone
-        print(
-            f"               of which daphne alone {daphne_alone / sent * 1000:.1f} ms per message,"
-            f" its extraction pool {pool_alone / sent * 1000:.1f} ms"
-        )
     for name, peak in peaks.items():
         if peak:
             print(f"peak RSS:      {peak / 2**20:.0f} MB ({name}; target daphne + pool <= 400 MB)")

@@ -1,7 +1,9 @@
 """A real daphne process on 127.0.0.1 for tests where the wiring matters.
 
 It runs against its own SQLite file (and the real Redis when ``REDIS_URL`` is set), so it
-shares nothing with the pytest-django test database.
+shares nothing with the pytest-django test database. A benchmark may pass a
+``database_url`` of its own instead (PostgreSQL, as a deployment with several workers would
+use): that database is migrated and emptied (``manage.py flush``) first.
 """
 
 from __future__ import annotations
@@ -92,11 +94,13 @@ class LiveServer:
         return process
 
 
-def live_environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+def live_environment(
+    workdir: Path, extra: dict[str, str] | None = None, *, database_url: str | None = None
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL"}}
     env.update(
         DJANGO_SETTINGS_MODULE="controlui.settings",
-        DATABASE_URL=f"sqlite:///{workdir / 'live.sqlite3'}",
+        DATABASE_URL=database_url or f"sqlite:///{workdir / 'live.sqlite3'}",
         CONTROLUI_VAR_DIR=str(workdir / "var"),
         PYTHONUNBUFFERED="1",
     )
@@ -106,14 +110,21 @@ def live_environment(workdir: Path, extra: dict[str, str] | None = None) -> dict
 
 @contextmanager
 def live_server(
-    workdir: Path, extra_env: dict[str, str] | None = None, *, workers: int | None = None
+    workdir: Path,
+    extra_env: dict[str, str] | None = None,
+    *,
+    workers: int | None = None,
+    database_url: str | None = None,
 ) -> Iterator[LiveServer]:
     """A migrated daphne with two users; with ``REDIS_URL`` set it also runs ``workers``
-    ``runworker enrichment`` processes (default one; pass 0 to start your own)."""
+    ``runworker enrichment`` processes (default one; pass 0 to start your own).
+    ``database_url`` replaces the SQLite file of ``workdir``; that database is emptied."""
     port = free_port()
-    env = live_environment(workdir, extra_env)
+    env = live_environment(workdir, extra_env, database_url=database_url)
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", env=env, workdir=workdir)
     server.manage("migrate", "--noinput")
+    if database_url:  # a database of its own, left over from an earlier run: start empty
+        server.manage("flush", "--noinput")
     server.manage("shell", "-c", CREATE_USERS)
     if env.get("DEBUG") == "0":  # as in production: static files collected, with a manifest
         server.manage("collectstatic", "--noinput", "-v0")
