@@ -124,7 +124,8 @@ HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels_redis' layer, its sends in one round trip (same data in Redis).
+            "BACKEND": "controlui.plumbing.channel_layer.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [REDIS_URL],
                 "capacity": 1500,

@@ -73,7 +73,8 @@ def stream_mode() -> bool:
     """
     layers: dict[str, Any] = settings.CHANNEL_LAYERS
     backend = str(layers.get("default", {}).get("BACKEND", ""))
-    return services.workers_enabled() and backend.startswith("channels_redis")
+    redis_layers = ("channels_redis.", "controlui.plumbing.channel_layer.")
+    return services.workers_enabled() and backend.startswith(redis_layers)
 
 
 def prefix() -> str:

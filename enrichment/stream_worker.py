@@ -73,19 +73,30 @@ async def retry(
 
 
 def _database_ping() -> None:
-    close_old_connections()  # drops a connection broken by a server restart
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
 
 
+def _fresh_connection_call(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    close_old_connections()  # drops a connection broken by a server restart
+    return call(*args, **kwargs)
+
+
 async def database(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a sync ORM call once the database answers, retrying while it does not."""
+    """Run a sync ORM call once the database answers, retrying while it does not.
+
+    One thread hop per attempt: the call's own query tells a database that went away (its
+    error is retried on a fresh connection), so it needs no ping of its own before it."""
 
     async def attempt() -> T:
-        await sync_to_async(_database_ping)()
-        return await sync_to_async(call)(*args, **kwargs)
+        return await sync_to_async(_fresh_connection_call)(call, *args, **kwargs)
 
     return await retry("database", attempt, (DatabaseError, InterfaceError))
+
+
+async def database_ready() -> None:
+    """Wait until the database answers a query."""
+    await database(_database_ping)
 
 
 def run_of_job(job: str) -> tuple[int, str] | None:
@@ -352,7 +363,7 @@ class StreamWorker:
 
         frame: dict[str, Any] = {}
         for _attempt in range(MAX_ATTEMPTS):
-            await database(lambda: None)  # wait out a database restart before starting
+            await database_ready()  # wait out a database restart before starting
             token = CURRENT_JOB.set(job_id)
             try:
                 frame = await services.enrichment_frame(
@@ -360,6 +371,8 @@ class StreamWorker:
                 )
             finally:
                 CURRENT_JOB.reset(token)
+            if frame["type"] == "result":
+                break  # only sent once its run is stored as finished (run_finish_or_fail)
             run = await database(run_of_job, job_id)
             if run is None and frame["type"] == "error":
                 continue  # failed before its run existed (database gone?): run it again
@@ -385,10 +398,9 @@ class StreamWorker:
         names = self.names
 
         async def store_and_ack() -> None:
-            await self.redis.set(
-                names.final(job["job"]), json.dumps(frame), ex=jobqueue.KEEP_SECONDS
-            )
+            # One round trip; MULTI/EXEC runs the three in order, and all or none of them.
             async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.set(names.final(job["job"]), json.dumps(frame), ex=jobqueue.KEEP_SECONDS)
                 pipe.xack(names.stream, jobqueue.GROUP, entry_id)
                 pipe.xdel(names.stream, entry_id)
                 await pipe.execute()

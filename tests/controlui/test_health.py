@@ -21,7 +21,7 @@ def test_health_reports_both_backends_to_a_logged_in_user(user_client, settings)
     assert body["channelLayer"]["ok"] is True
     expected_layer = (
         "RedisChannelLayer"
-        if "redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+        if "redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"].lower()
         else "InMemoryChannelLayer"
     )
     assert body["channelLayer"]["backend"] == expected_layer

@@ -63,7 +63,7 @@ def test_database_and_redis_urls_switch_backends(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values["engine"] == "django.db.backends.postgresql"
-    assert values["layer"] == "channels_redis.core.RedisChannelLayer"
+    assert values["layer"] == "controlui.plumbing.channel_layer.RedisChannelLayer"
     assert values["cache"] == "django.core.cache.backends.redis.RedisCache"
 
 

@@ -43,7 +43,7 @@ def job_stream(settings, redis_url) -> Iterator[redis.Redis]:
     settings.REDIS_URL = redis_url
     settings.CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "controlui.plumbing.channel_layer.RedisChannelLayer",
             "CONFIG": {"hosts": [redis_url], "prefix": prefix},
         }
     }
