@@ -341,6 +341,12 @@ def main() -> None:
         "--builtin", action="store_true", help="the in-process link-understand on local pages"
     )
     parser.add_argument(
+        "--extraction-workers",
+        type=int,
+        help="extraction pool of each runworker (--redis; default: the cores shared out"
+        " among the workers, at least 1, so they do not oversubscribe the machine)",
+    )
+    parser.add_argument(
         "--database-url",
         help="a database for daphne and the workers instead of one SQLite file"
         " (e.g. postgres://postgres@127.0.0.1:5432/NAME); it is emptied first",
@@ -358,7 +364,13 @@ def main() -> None:
     }
     if args.redis:
         extra_env["REDIS_URL"] = args.redis_url
-    mode = f"redis + {args.workers} runworker" if args.redis else "in daphne (in-memory layer)"
+    cores = len(os.sched_getaffinity(0))
+    extraction_workers = args.extraction_workers or max(1, cores // max(1, args.workers))
+    mode = (
+        f"redis + {args.workers} runworker (extraction pool of {extraction_workers} each)"
+        if args.redis
+        else "in daphne (in-memory layer)"
+    )
     if args.builtin:
         mode += ", built-in link-understand in-process"
     mode += ", " + (args.database_url.split("@")[-1] if args.database_url else "one SQLite file")
@@ -372,8 +384,10 @@ def main() -> None:
         live.manage("shell", "-c", STORE_CONFIG.format(document=json.dumps(document)))
         workers = []
         if args.redis:
+            pool = {"EXTRACTION_WORKERS": str(extraction_workers)}
             for _ in range(args.workers):
-                workers.append(live.spawn([sys.executable, "manage.py", "runworker", "enrichment"]))
+                command = [sys.executable, "manage.py", "runworker", "enrichment"]
+                workers.append(live.spawn(command, pool))
         time.sleep(3)  # workers subscribe; every extraction pool is warm before the first job
         port = live.base_url.rsplit(":", 1)[1]
         groups = {

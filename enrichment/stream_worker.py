@@ -362,8 +362,11 @@ class StreamWorker:
             await self.relay(job, {"type": "progress", "id": request_id, **event})
 
         frame: dict[str, Any] = {}
-        for _attempt in range(MAX_ATTEMPTS):
-            await database_ready()  # wait out a database restart before starting
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:
+                # The first attempt needs no ping (a database that is down fails it before
+                # its run exists, and the run lookup below waits for the database to answer).
+                await database_ready()  # wait out a database restart before trying again
             token = CURRENT_JOB.set(job_id)
             try:
                 frame = await services.enrichment_frame(

@@ -84,11 +84,17 @@ class LiveServer:
     def cookie_header(self, **kwargs: str) -> str:
         return "; ".join(f"{k}={v}" for k, v in self.login_cookies(**kwargs).items())
 
-    def spawn(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    def spawn(
+        self, args: Sequence[str], extra_env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         log = (self.workdir / f"process-{len(self.extra_processes)}.log").open("wb")
         # A file, not a pipe: nobody reads a pipe until a test fails, and a full one blocks.
         process = subprocess.Popen(
-            list(args), cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=log
+            list(args),
+            cwd=ROOT,
+            env={**self.env, **(extra_env or {})},
+            stdout=subprocess.DEVNULL,
+            stderr=log,
         )
         self.extra_processes.append(process)
         return process
