@@ -16,13 +16,16 @@ import asyncio
 import atexit
 import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
+import redis.asyncio as aioredis
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.redis import RedisCache, RedisSerializer
 
 from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
@@ -57,8 +60,35 @@ def _in_memory_cache() -> bool:
     """The default cache without Redis lives in this process's memory: it never waits on I/O,
     so it is asked on the event loop: the thread hops around the get and the set of each
     page were ~10% of daphne's GIL-holding samples under ``bench/ws_load.py --builtin``, far
-    more than the calls. Redis is asked from a thread."""
+    more than the calls."""
     return isinstance(caches[DEFAULT_CACHE_ALIAS], LocMemCache)
+
+
+# Django's Redis cache, asked on the event loop through an asyncio client (the thread hop
+# and the blocking client around each get and set were ~7% of a runworker's GIL-holding
+# samples), with the keys and values Django's own ``cache.get``/``cache.set`` use, so the
+# console script shares the pages. Any other cache backend is asked from a thread.
+_SERIALIZER = RedisSerializer()
+_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _redis_cache() -> tuple[RedisCache, aioredis.Redis] | None:
+    """The default cache and an asyncio client of its server, when it is Redis on one server
+    with Django's default serializer (as ``controlui/settings.py`` configures it)."""
+    backend = caches[DEFAULT_CACHE_ALIAS]
+    params = settings.CACHES[DEFAULT_CACHE_ALIAS]
+    location = params.get("LOCATION")
+    single = isinstance(location, str) and not any(sep in location for sep in ",;")
+    if not isinstance(backend, RedisCache) or not single or params.get("OPTIONS"):
+        return None
+    loop = asyncio.get_running_loop()
+    if loop not in _async_clients:
+        _async_clients[loop] = aioredis.Redis.from_url(
+            str(location), socket_connect_timeout=2, socket_timeout=10
+        )
+    return backend, _async_clients[loop]
 
 
 async def _cache_call(function: Callable[..., T], *args: Any) -> T:
@@ -69,7 +99,13 @@ async def _cache_call(function: Callable[..., T], *args: Any) -> T:
 
 async def _cache_get(key: str) -> str | None:
     try:
-        value = await _cache_call(cache.get, key)
+        redis_cache = _redis_cache()
+        if redis_cache is None:
+            value = await _cache_call(cache.get, key)
+        else:
+            backend, client = redis_cache
+            raw = await client.get(backend.make_and_validate_key(key))
+            value = None if raw is None else _SERIALIZER.loads(raw)
     except Exception:  # like the script: an unavailable cache is no cache, not a failure
         return None
     return value if isinstance(value, str) else None
@@ -77,7 +113,17 @@ async def _cache_get(key: str) -> str | None:
 
 async def _cache_set(key: str, value: str, *, ttl_seconds: float) -> None:
     with contextlib.suppress(Exception):
-        await _cache_call(cache.set, key, value, ttl_seconds)
+        redis_cache = _redis_cache()
+        if redis_cache is None:
+            await _cache_call(cache.set, key, value, ttl_seconds)
+            return
+        backend, client = redis_cache
+        timeout = backend.get_backend_timeout(ttl_seconds)  # whole seconds, as Django's
+        if timeout != 0:  # 0: Django would delete the key; page_cache never passes it
+            expiry = None if timeout is None else int(timeout)
+            await client.set(
+                backend.make_and_validate_key(key), _SERIALIZER.dumps(value), ex=expiry
+            )
 
 
 def page_cache(settings: WebFetchConfig) -> AsyncPageCache | None:

@@ -234,3 +234,37 @@ async def test_the_pending_notice_still_comes_after_five_seconds(
     )
     assert [frame["text"] for frame in frames][-1] == "Fetching page content..."
     assert result["links"]["urls"][0]["attempts"][0]["outcome"] == "success"
+
+
+async def test_with_redis_the_pages_are_shared_with_the_console_script(settings, redis_url) -> None:
+    """The server reads and writes Redis on its event loop; the script uses Django's cache
+    API: each finds what the other stored, and the stored TTL is ``cacheTtlMinutes``."""
+    import uuid
+
+    import redis.asyncio as aioredis
+    from django.core.cache import cache
+
+    from enrichment.link_builtin import page_cache
+    from enrichment.pipeline.config.model import WebFetchConfig
+
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": prefix,
+        }
+    }
+    pages = page_cache(WebFetchConfig(cache_ttl_minutes=2))
+    assert pages is not None
+    try:
+        await pages.set("page-of-the-server", "Summary: é")
+        assert await sync_to_async(cache.get)("page-of-the-server") == "Summary: é"
+        await sync_to_async(cache.set)("page-of-the-script", "Summary: ü", 60)
+        assert await pages.get("page-of-the-script") == "Summary: ü"
+        assert await pages.get("never-stored") is None
+        client = aioredis.Redis.from_url(redis_url)
+        assert 110 < await client.ttl(cache.make_key("page-of-the-server")) <= 120
+        await client.aclose()
+    finally:
+        await sync_to_async(cache.delete_many)(["page-of-the-server", "page-of-the-script"])
