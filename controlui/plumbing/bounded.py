@@ -20,10 +20,13 @@ QUERY_CANCELED = "57014"
 
 
 def within(budget_ms: int, read: Callable[[], T], using: str = DEFAULT_DB_ALIAS) -> T | None:
-    """``read()``, or None when one of its statements ran past ``budget_ms`` (PostgreSQL)."""
+    """``read()``, or None when one of its statements ran past ``budget_ms`` (PostgreSQL;
+    a budget already spent, ``budget_ms <= 0``, answers None without reading)."""
     connection = connections[using]
     if connection.vendor != "postgresql":
         return read()
+    if budget_ms <= 0:
+        return None
     try:
         with transaction.atomic(using=using):
             with connection.cursor() as cursor:

@@ -7,7 +7,8 @@ three scans of the whole log; beyond that many runs the page says they are the l
 counts. A filter the indexes cannot narrow (a URL fragment in a few percent of the runs, a
 derived status) can still make those reads walk much of the log, so on PostgreSQL they get
 ``HISTORY_COUNTS_BUDGET_MS`` (a setting) for both: past it the page shows its rows with a
-lower bound for the count and the choices without counts, and says why. ``bench/history.py`` measures them.
+lower bound for the count and the choices without counts, and says why. SQLite has no such
+budget. ``bench/history.py`` measures them.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
         budget = settings.HISTORY_COUNTS_BUDGET_MS
         count = within(budget, lambda: result_count(filters))
         left = budget - round((time.monotonic() - started) * 1000)
-        facets = within(left, lambda: facet_counts(filters)) if count and left > 0 else None
+        facets = within(left, lambda: facet_counts(filters)) if count is not None else None
         return HistoryPage(
             page=page,
             count=count or _count_from_page(page, first=cursor is None),
