@@ -227,16 +227,17 @@ def _maybe_rare(rows: QuerySet[Any], table_rows: float) -> bool:
 
 def _rare_runs(
     candidates: dict[str, tuple[QuerySet[Any], str]], using: str
-) -> dict[str, list[int] | None]:
+) -> dict[str, list[int]]:
     """For each filter (name → its matching rows, their run id field), its runs when there
-    are at most ``RARE_MATCHES`` (None: more), read from the filter's own index alone."""
-    found: dict[str, list[int] | None] = {}
+    are at most ``RARE_MATCHES``, read from the filter's own index alone."""
+    found: dict[str, list[int]] = {}
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         # Only the text indexes can answer: bounded work whatever the text.
         cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
         for name, (rows, run_id) in candidates.items():
             ids = list(rows.order_by().values_list(run_id, flat=True)[: RARE_MATCHES + 1])
-            found[name] = sorted(set(ids)) if len(ids) <= RARE_MATCHES else None
+            if len(ids) <= RARE_MATCHES:
+                found[name] = sorted(set(ids))
         cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
     return found
 
@@ -269,7 +270,7 @@ def planned(
         if texts[name] and _maybe_rare(rows, table_rows)
     }
     runs = _rare_runs(candidates, using) if candidates else {}
-    rare = {(name, texts[name]): ids for name, ids in runs.items() if ids is not None}
+    rare = {(name, texts[name]): ids for name, ids in runs.items()}
     # A URL fragment that is not rare is walked for (see the module's docstring).
     common = frozenset([("url", url)]) if url and ("url", url) not in rare else frozenset()
     token = _PLANNED.set(_Plan(rare, common))
