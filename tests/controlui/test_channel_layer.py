@@ -1,4 +1,4 @@
-"""``controlui.plumbing.channel_layer``: channels_redis' layer with a one-round-trip send.
+"""``controlui.plumbing.channel_layer``: channels_redis' layer, one-trip sends, pumped receives.
 
 Against the machine's Redis, under a prefix of its own that is deleted afterwards. The
 stock layer is the reference: what one sends, the other receives, both ways.
@@ -6,6 +6,8 @@ stock layer is the reference: what one sends, the other receives, both ways.
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import uuid
 from collections.abc import AsyncIterator
 
@@ -83,3 +85,103 @@ async def test_the_script_is_loaded_again_when_redis_lost_it(redis_url: str, pre
     await ours.send("jobs", {"type": "b"})
     assert [(await stock.receive("jobs"))["type"] for _ in range(2)] == ["a", "b"]
     await stock.flush()
+
+
+async def test_many_sockets_each_receive_their_own_messages_in_order(
+    redis_url: str, prefix: str
+) -> None:
+    ours, stock = layers(redis_url, prefix)
+    channels = [await ours.new_channel("reply.") for _ in range(30)]
+    waiting = [asyncio.create_task(ours.receive(channel)) for channel in channels]
+    await asyncio.sleep(0.05)  # every socket is waiting before anything is sent
+    for number in range(3):
+        for index, channel in enumerate(channels):
+            await stock.send(channel, {"type": "frame", "socket": index, "n": number})
+    firsts = await asyncio.wait_for(asyncio.gather(*waiting), 5)
+    assert [(m["socket"], m["n"]) for m in firsts] == [(s, 0) for s in range(30)]
+    for index, channel in enumerate(channels):
+        rest = [await asyncio.wait_for(ours.receive(channel), 5) for _ in range(2)]
+        assert [(m["socket"], m["n"]) for m in rest] == [(index, 1), (index, 2)]
+    assert not ours.receive_buffer  # nothing left behind once every message is read
+    await ours.flush()
+
+
+async def test_channels_of_every_prefix_are_received_at_once(redis_url: str, prefix: str) -> None:
+    ours, stock = layers(redis_url, prefix)
+    # In Redis each prefix is a channel of its own ("health." is /api/health's probe).
+    reply, probe = await ours.new_channel("specific."), await ours.new_channel("health.")
+    waiting = [asyncio.create_task(ours.receive(channel)) for channel in (reply, probe)]
+    await asyncio.sleep(0.05)
+    await stock.send(reply, {"type": "frame"})
+    await stock.send(probe, {"type": "health.ping"})
+    received = await asyncio.wait_for(asyncio.gather(*waiting), 5)
+    assert received == [{"type": "frame"}, {"type": "health.ping"}]
+    await ours.flush()
+
+
+async def test_a_socket_that_stops_waiting_does_not_take_others_messages(
+    redis_url: str, prefix: str
+) -> None:
+    ours, stock = layers(redis_url, prefix)
+    gone, staying = await ours.new_channel("reply."), await ours.new_channel("reply.")
+    leaving = asyncio.create_task(ours.receive(gone))
+    await asyncio.sleep(0.05)
+    leaving.cancel()  # the socket closed while it waited
+    await stock.send(staying, {"type": "frame", "n": 1})
+    assert (await asyncio.wait_for(ours.receive(staying), 5))["n"] == 1
+    # A message sent before its socket asks is kept for it.
+    await stock.send(staying, {"type": "frame", "n": 2})
+    await asyncio.sleep(0.05)
+    assert (await asyncio.wait_for(ours.receive(staying), 5))["n"] == 2
+    await ours.flush()
+
+
+async def test_a_group_message_reaches_every_local_member(redis_url: str, prefix: str) -> None:
+    ours, stock = layers(redis_url, prefix)
+    members = [await ours.new_channel("reply.") for _ in range(3)]
+    for channel in members:
+        await ours.group_add("decisions", channel)
+    waiting = [asyncio.create_task(ours.receive(channel)) for channel in members]
+    await asyncio.sleep(0.05)
+    await stock.group_send("decisions", {"type": "decision.recorded", "run": 7})
+    received = await asyncio.wait_for(asyncio.gather(*waiting), 5)
+    assert received == [{"type": "decision.recorded", "run": 7}] * 3
+    await ours.flush()
+
+
+async def test_a_receive_waits_for_redis_instead_of_failing() -> None:
+    with socket.socket() as probe:  # a port nothing listens on: Redis is down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ours = RedisChannelLayer(hosts=[f"redis://127.0.0.1:{port}/0"], prefix="down")
+    channel = await ours.new_channel("reply.")
+    waiting = asyncio.create_task(ours.receive(channel))
+    done, _ = await asyncio.wait({waiting}, timeout=0.5)
+    assert not done  # still waiting (the stock layer raised ConnectionError here)
+    waiting.cancel()
+
+
+async def test_group_sends_reach_stock_receivers_and_skip_full_or_expired_members(
+    redis_url: str, prefix: str
+) -> None:
+    ours, _ = layers(redis_url, prefix, capacity=1, group_expiry=60)
+    await ours.group_send("nobody", {"type": "x"})  # a group with no members: nothing happens
+    # Three processes' sockets (a process' sockets share one channel in Redis).
+    first, second, third = (StockLayer(hosts=[redis_url], prefix=prefix) for _ in range(3))
+    fresh, other, full = [await layer.new_channel("reply.") for layer in (first, second, third)]
+    for channel in (fresh, other, full):
+        await first.group_add("decisions", channel)
+    await ours.send(full, {"type": "earlier"})  # capacity 1: this member is full
+    client = aioredis.Redis.from_url(redis_url)
+    gone = await first.new_channel("reply.")
+    await client.zadd(f"{prefix}:group:decisions", {gone: 1})  # joined long ago: expired
+    await ours.group_send("decisions", {"type": "decision.recorded", "run": 3})
+    recorded = {"type": "decision.recorded", "run": 3}
+    assert await asyncio.wait_for(first.receive(fresh), 5) == recorded
+    assert await asyncio.wait_for(second.receive(other), 5) == recorded
+    assert await asyncio.wait_for(third.receive(full), 5) == {"type": "earlier"}
+    with pytest.raises(TimeoutError):  # the group's message found it full and was dropped
+        await asyncio.wait_for(third.receive(full), 0.3)
+    assert await client.zscore(f"{prefix}:group:decisions", gone) is None
+    await client.aclose()
+    await ours.flush()
