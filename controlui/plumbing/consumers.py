@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 CLOSE_UNAUTHENTICATED = 4401
@@ -24,6 +25,20 @@ class AuthenticatedJsonConsumer(AsyncJsonWebsocketConsumer):
 
     async def on_authenticated(self) -> None:
         """Hook for subclasses (join groups, send a hello)."""
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Run the handler of ``message`` without Channels' per-event connection check.
+
+        Channels (4.2+) closes stale database connections before every event, a hop to the
+        sync thread per frame received and per message relayed: three per answer on
+        ``/ws/enrich/`` with Redis, where the socket itself never touches the database. Our
+        handlers reach the database only through ``database_sync_to_async``, which makes the
+        same check in the thread it runs in, before and after the call.
+        """
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
 
 class PingConsumer(AuthenticatedJsonConsumer):
