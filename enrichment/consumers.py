@@ -6,7 +6,9 @@ import asyncio
 import json
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from channels.exceptions import ChannelFull
@@ -24,7 +26,7 @@ MAX_FRAME_BYTES = 1024 * 1024
 MAX_ATTACHMENT_FRAME_BYTES = 25 * 1024 * 1024
 MAX_IN_FLIGHT = 32
 DECISIONS_GROUP = services.DECISIONS_GROUP
-# How often a socket looks for stored final frames of its queued jobs (see jobqueue).
+# How often the process looks for stored final frames of its sockets' queued jobs.
 POLL_SECONDS = 1.0
 # A job nobody has started after this long, with no worker alive, gets a "queued" notice.
 NOTICE_AFTER_SECONDS = 2.0
@@ -63,16 +65,14 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
 
     Without Redis the pipeline runs here, as a task per request. With Redis the job goes to
     the durable job stream (``enrichment.jobqueue``) and the worker's frames come back
-    through ``enrich_frame`` on this consumer's own channel; a watcher task also fetches
-    stored final frames, so an answer the channel layer lost still arrives.
+    through ``enrich_frame`` on this consumer's own channel; the process' ``QueuedJobs``
+    also fetches stored final frames, so an answer the channel layer lost still arrives.
     """
 
     async def on_authenticated(self) -> None:
         # request id -> job id (None for jobs handed over in process).
         self.in_flight: dict[str, str | None] = {}
-        self.submitted: dict[str, float] = {}
         self.tasks: set[asyncio.Task[None]] = set()
-        self.watcher: asyncio.Task[None] | None = None
 
     @property
     def channel_receive(self) -> Callable[[], Awaitable[dict[str, Any]]]:
@@ -81,7 +81,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
     @channel_receive.setter
     def channel_receive(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         # Channels sets this once per socket; a Redis restart would make it raise and close
-        # every socket, so wait for Redis instead (the watcher delivers finals meanwhile).
+        # every socket, so wait for Redis instead (QueuedJobs delivers finals meanwhile).
         async def patient_receive() -> dict[str, Any]:
             delay = 0.1
             while True:
@@ -199,43 +199,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             )
             return
         self.in_flight[request_id] = job
-        self.submitted[request_id] = time.monotonic()
-        if self.watcher is None or self.watcher.done():
-            self.watcher = asyncio.create_task(self.watch())
-
-    async def watch(self) -> None:
-        """While jobs are in flight: deliver stored finals, say when no worker is there."""
-        noticed: set[str] = set()
-        while self.in_flight:
-            await asyncio.sleep(POLL_SECONDS)
-            jobs = {job: rid for rid, job in self.in_flight.items() if job is not None}
-            try:
-                finals = await jobqueue.finals_fetch(list(jobs))
-                for job, frame in finals.items():
-                    await self.enrich_frame({"frame": frame, "job": job})
-                now = time.monotonic()
-                waiting = [
-                    job
-                    for job, rid in jobs.items()
-                    if job not in finals
-                    and rid not in noticed
-                    and now - self.submitted.get(rid, now) > NOTICE_AFTER_SECONDS
-                ]
-                started = await jobqueue.claims_fetch(waiting)
-                waiting = [job for job in waiting if job not in started]
-                if waiting and await jobqueue.live_worker_count() == 0:
-                    for job in waiting:
-                        noticed.add(jobs[job])
-                        await self.send_json(
-                            {
-                                "type": "progress",
-                                "id": jobs[job],
-                                "stage": "queued",
-                                "text": QUEUED_NO_WORKER,
-                            }
-                        )
-            except jobqueue.REDIS_DOWN as exc:
-                logger.info("job watcher: redis unreachable (%s)", exc)
+        queued_jobs().add(job, self, request_id)
 
     async def enrich_frame(self, event: dict[str, Any]) -> None:
         """A progress, result or error frame relayed from a worker (or fetched, if final).
@@ -245,29 +209,111 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
         """
         frame = event["frame"]
         job = event.get("job")
-        if job is not None and self.in_flight.get(frame["id"], job) != job:
-            return
+        if job is not None and self.in_flight.get(frame["id"]) != job:
+            return  # a frame of a job this socket no longer waits for (late progress too)
         if frame["type"] != "progress" and frame["id"] not in self.in_flight:
             return
         await self.send_frame(frame)
 
     async def send_frame(self, frame: dict[str, Any]) -> None:
         if frame["type"] in ("result", "error"):
-            self.in_flight.pop(frame["id"], None)
-            self.submitted.pop(frame["id"], None)
+            job = self.in_flight.pop(frame["id"], None)
+            if job is not None:
+                queued_jobs().discard(job)
         await self.send_json(frame)
 
     async def send_error(self, request_id: str | None, error: str) -> None:
         await self.send_json({"type": "error", "id": request_id, "error": error})
 
     async def disconnect(self, code: int) -> None:
+        for job in getattr(self, "in_flight", {}).values():
+            if job is not None:
+                queued_jobs().discard(job)
         tasks = list(getattr(self, "tasks", ()))
-        if getattr(self, "watcher", None) is not None:
-            tasks.append(self.watcher)
         for task in tasks:
             task.cancel()
         # Wait for them: each cancelled run records itself as interrupted on the way out.
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class _Queued:
+    socket: EnrichConsumer
+    request_id: str
+    submitted: float = field(default_factory=time.monotonic)
+
+
+class QueuedJobs:
+    """The queued jobs of every socket of this process, looked after by one task.
+
+    Once a second, while any job waits: one read of the stored finals of all of them
+    (delivered to their socket, so an answer the channel layer lost still arrives), and for
+    jobs nobody has claimed after ``NOTICE_AFTER_SECONDS`` with no worker alive, a "queued"
+    notice, once. (Each socket used to poll for its own jobs: with hundreds of sockets
+    waiting, a Redis round trip per socket per second, more than four per answer under
+    ``bench/ws_load.py --redis``.)
+    """
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, _Queued] = {}
+        self.noticed: set[str] = set()
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, job: str, socket: EnrichConsumer, request_id: str) -> None:
+        self.jobs[job] = _Queued(socket, request_id)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self.watch())
+
+    def discard(self, job: str) -> None:
+        self.jobs.pop(job, None)
+        self.noticed.discard(job)
+
+    async def watch(self) -> None:
+        while self.jobs:
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                await self.poll()
+            except jobqueue.REDIS_DOWN as exc:
+                logger.info("queued jobs: redis unreachable (%s)", exc)
+
+    async def poll(self) -> None:
+        jobs = dict(self.jobs)
+        finals = await jobqueue.finals_fetch(list(jobs))
+        for job, frame in finals.items():
+            await self.tell(jobs[job].socket.enrich_frame({"frame": frame, "job": job}))
+        now = time.monotonic()
+        waiting = [
+            job
+            for job, queued in jobs.items()
+            if job not in finals
+            and job not in self.noticed
+            and now - queued.submitted > NOTICE_AFTER_SECONDS
+        ]
+        started = await jobqueue.claims_fetch(waiting)
+        waiting = [job for job in waiting if job not in started]
+        if waiting and await jobqueue.live_worker_count() == 0:
+            for job in waiting:
+                if job not in self.jobs:
+                    continue  # answered while this poll was waiting for Redis
+                self.noticed.add(job)
+                notice = {"type": "progress", "stage": "queued", "text": QUEUED_NO_WORKER}
+                await self.tell(jobs[job].socket.send_json({**notice, "id": jobs[job].request_id}))
+
+    async def tell(self, sending: Awaitable[None]) -> None:
+        try:
+            await sending
+        except Exception:  # one socket that cannot be written to must not starve the others
+            logger.exception("queued jobs: a frame could not be sent to its socket")
+
+
+_queued_jobs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, QueuedJobs] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def queued_jobs() -> QueuedJobs:
+    """This event loop's ``QueuedJobs`` (one per process under daphne)."""
+    return _queued_jobs.setdefault(asyncio.get_running_loop(), QueuedJobs())
 
 
 class DecisionsConsumer(AuthenticatedJsonConsumer):

@@ -120,6 +120,24 @@ def client() -> aioredis.Redis:
     return per_url[url]
 
 
+# KEYS[1] the stream; ARGV[1] the most entries it may hold, then the job's field/value pairs.
+# The length check and the append in one round trip (and atomic: no overshoot under load).
+SUBMIT_SCRIPT = """
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[1]) then
+    return false
+end
+return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
+"""
+_submit_scripts: dict[str, Any] = {}
+
+
+def _submit_script(redis_client: aioredis.Redis) -> Any:
+    """The submit script (EVALSHA, loaded again by redis-py when the server lost it)."""
+    if "submit" not in _submit_scripts:
+        _submit_scripts["submit"] = redis_client.register_script(SUBMIT_SCRIPT)
+    return _submit_scripts["submit"]
+
+
 async def job_submit(
     *,
     request: services.EnrichRequest,
@@ -141,13 +159,16 @@ async def job_submit(
         "request": json.dumps(request.to_json()),
     }
     names = keys()
+    arguments = [MAX_QUEUED_JOBS, *(item for pair in fields.items() for item in pair)]
     deadline = time.monotonic() + patience
     delay = 0.1
     while True:
         try:
-            if await client().xlen(names.stream) >= MAX_QUEUED_JOBS:
+            redis_client = client()
+            if not await _submit_script(redis_client)(
+                keys=[names.stream], args=arguments, client=redis_client
+            ):
                 raise ChannelFull(names.stream)
-            await client().xadd(names.stream, fields)  # type: ignore[arg-type]
             return job
         except REDIS_DOWN:
             if time.monotonic() + delay > deadline:
