@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 import websockets
-from channels.layers import channel_layers
+from channels.layers import channel_layers, get_channel_layer
 
 from enrichment import jobqueue
 from enrichment.models import Run
@@ -255,6 +255,52 @@ async def test_socket_gets_stored_finals_and_frees_its_in_flight_slots(job_strea
     await communicator.send_json_to({"type": "enrich", "id": "m0", "message": {"body": "again"}})
     assert await communicator.receive_nothing(timeout=0.5)  # accepted and queued, no refusal
     await communicator.disconnect()
+
+
+async def test_each_socket_gets_its_own_stored_finals_and_no_late_progress(
+    job_stream, user
+) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from enrichment.consumers import EnrichConsumer
+
+    sockets = []
+    for _ in range(2):
+        communicator = WebsocketCommunicator(EnrichConsumer.as_asgi(), "/ws/enrich/")
+        communicator.scope["user"] = user
+        assert (await communicator.connect())[0]
+        sockets.append(communicator)
+    # The same request ids on both sockets: only the job tells them apart.
+    for number, communicator in enumerate(sockets):
+        for request_id in ("a", "b"):
+            message = {"body": f"socket {number} {request_id}"}
+            await communicator.send_json_to(
+                {"type": "enrich", "id": request_id, "message": message}
+            )
+    await asyncio.sleep(0.2)
+    names = jobqueue.keys()
+    jobs = {}
+    for _, fields in job_stream.xrange(names.stream):
+        request = json.loads(fields[b"request"])
+        job = fields[b"job"].decode()
+        jobs[request["body"]] = (job, fields[b"reply_channel"].decode())
+        frame = {"type": "error", "id": fields[b"id"].decode(), "error": request["body"]}
+        job_stream.set(names.final(job), json.dumps(frame))
+    for number, communicator in enumerate(sockets):
+        finals = [await communicator.receive_json_from(timeout=10) for _ in range(2)]
+        assert sorted(frame["error"] for frame in finals) == [
+            f"socket {number} a",
+            f"socket {number} b",
+        ]
+    # A worker's progress frame for a job already answered does not reach the socket.
+    job, reply_channel = jobs["socket 0 a"]
+    late = {"type": "progress", "id": "a", "stage": "links", "text": "late"}
+    await get_channel_layer().send(
+        reply_channel, {"type": "enrich.frame", "frame": late, "job": job}
+    )
+    assert await sockets[0].receive_nothing(timeout=0.5)
+    for communicator in sockets:
+        await communicator.disconnect()
 
 
 # --- /api/health --------------------------------------------------------------------------
