@@ -48,6 +48,10 @@ REGION_CONTAINED_SHARE = 0.6
 # On a product page, a trafilatura text of this many words already holds the name, price
 # and description; what a longer text adds is reviews, recommendations and related items.
 PRODUCT_DESCRIPTION_WORDS = 150
+# ...when it holds at least this share of the description the page declares (if any).
+DESCRIPTION_HELD_SHARE = 0.5
+# Two texts sharing at most this share of the shorter one's 4-grams are about different things.
+DISJOINT_SHARE = 0.1
 _WORD = re.compile(r"\w+")
 
 
@@ -84,7 +88,13 @@ def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
 
 
 def choose_for_kind(
-    kind: str, trafilatura_text: str, resiliparse_text: str, region_text: str
+    kind: str,
+    trafilatura_text: str,
+    resiliparse_text: str,
+    region_text: str,
+    *,
+    headline: str | None = None,
+    description: str | None = None,
 ) -> Choice:
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
@@ -98,12 +108,26 @@ def choose_for_kind(
     and still contains most of the chosen text, or trafilatura kept one short block beside
     a far longer text, the extractors cut it short and the longer text stands.
 
+    Two checks come first. When trafilatura and resiliparse share (almost) no text, the
+    one that carries the page's ``headline`` is about the page (see ``_off_topic``). The
+    product rule holds only when trafilatura's text contains the product's own declared
+    ``description`` (JSON-LD), when the page declares one: a text without it is a buy box,
+    another seller's offers or reviews, not the description the rule assumes.
+
         >>> choose_for_kind("other", "a b c d e", "", "a b c d e f g h i").source
         'region'
         >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
         'trafilatura'
     """
-    if kind == "product" and len(_WORD.findall(trafilatura_text)) >= PRODUCT_DESCRIPTION_WORDS:
+    if headline:
+        off_topic = _off_topic(trafilatura_text, resiliparse_text, headline)
+        if off_topic is not None:
+            return off_topic
+    if (
+        kind == "product"
+        and len(_WORD.findall(trafilatura_text)) >= PRODUCT_DESCRIPTION_WORDS
+        and _holds(trafilatura_text, description)
+    ):
         # A product's own text is short: name, price, a description, a few specs.
         return Choice("trafilatura", "product description", 1.0)
     choice = choose_candidate(trafilatura_text, resiliparse_text)
@@ -181,4 +205,38 @@ def _fragment_of_many_blocks(
     for source, text in candidates:
         if text and len(_WORD.findall(text)) > FRAGMENT_RATIO * words:
             return Choice(source, "fragment of many blocks", choice.contained)
+    return None
+
+
+def _holds(text: str, description: str | None) -> bool:
+    """Whether ``text`` contains most of a declared description (true when none is declared)."""
+    wanted = shingles(description or "")
+    if not wanted:
+        return True
+    return len(wanted & shingles(text)) >= DESCRIPTION_HELD_SHARE * len(wanted)
+
+
+def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str) -> Choice | None:
+    """resiliparse's text when trafilatura took a block about something else.
+
+    trafilatura scores one subtree; on some pages the densest one is a reviews widget, an
+    embedded post or a cookie notice, and its text then shares nothing with what the
+    block-level pass keeps. When the two texts are disjoint, the one that names the page's
+    headline (the ``<h1>``) is about the page; a resiliparse text too short to stand alone
+    does not count.
+
+        >>> body = " ".join(f"the lamp part{i} is brass" for i in range(12))
+        >>> _off_topic("cookie notice " * 30, "Brass lamp: " + body, "Brass lamp").reason
+        'headline'
+    """
+    if len(_WORD.findall(resiliparse_text)) < TOO_SHORT_WORDS:
+        return None
+    first, second = shingles(trafilatura_text), shingles(resiliparse_text)
+    if not first or len(first & second) > DISJOINT_SHARE * min(len(first), len(second)):
+        return None
+    wanted = " ".join(_WORD.findall(headline.lower()))
+    if not wanted or wanted in " ".join(_WORD.findall(trafilatura_text.lower())):
+        return None
+    if wanted in " ".join(_WORD.findall(resiliparse_text.lower())):
+        return Choice("resiliparse", "headline", 0.0)
     return None
