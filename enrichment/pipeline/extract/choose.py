@@ -108,9 +108,10 @@ def choose_for_kind(
     and still contains most of the chosen text, or trafilatura kept one short block beside
     a far longer text, the extractors cut it short and the longer text stands.
 
-    Two checks come first. When trafilatura and resiliparse share (almost) no text, the
-    one that carries the page's ``headline`` is about the page (see ``_off_topic``). The
-    product rule holds only when trafilatura's text contains the product's own declared
+    Two checks come first. When trafilatura and resiliparse share (almost) no text,
+    trafilatura took a block about something else and resiliparse's text is the base
+    choice, unless only trafilatura's names the page's ``headline`` (see ``_off_topic``).
+    The product rule holds only when trafilatura's text contains the product's own declared
     ``description`` (JSON-LD), when the page declares one: a text without it is a buy box,
     another seller's offers or reviews, not the description the rule assumes.
 
@@ -119,18 +120,16 @@ def choose_for_kind(
         >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
         'trafilatura'
     """
-    if headline:
-        off_topic = _off_topic(trafilatura_text, resiliparse_text, headline)
-        if off_topic is not None:
-            return off_topic
+    off_topic = _off_topic(trafilatura_text, resiliparse_text, headline)
     if (
-        kind == "product"
+        off_topic is None
+        and kind == "product"
         and len(_WORD.findall(trafilatura_text)) >= PRODUCT_DESCRIPTION_WORDS
         and _holds(trafilatura_text, description)
     ):
         # A product's own text is short: name, price, a description, a few specs.
         return Choice("trafilatura", "product description", 1.0)
-    choice = choose_candidate(trafilatura_text, resiliparse_text)
+    choice = off_topic or choose_candidate(trafilatura_text, resiliparse_text)
     if choice.reason == "superset" and kind in ("article", "other"):
         first_words = len(_WORD.findall(trafilatura_text))
         if (
@@ -216,27 +215,31 @@ def _holds(text: str, description: str | None) -> bool:
     return len(wanted & shingles(text)) >= DESCRIPTION_HELD_SHARE * len(wanted)
 
 
-def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str) -> Choice | None:
+def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str | None) -> Choice | None:
     """resiliparse's text when trafilatura took a block about something else.
 
     trafilatura scores one subtree; on some pages the densest one is a reviews widget, an
     embedded post or a cookie notice, and its text then shares nothing with what the
-    block-level pass keeps. When the two texts are disjoint, the one that names the page's
-    headline (the ``<h1>``) is about the page; a resiliparse text too short to stand alone
-    does not count.
+    block-level pass keeps. When the two texts are disjoint, resiliparse's (several blocks
+    of the page) stands, unless trafilatura's alone names the page's headline (the ``<h1>``);
+    a resiliparse text too short to stand alone does not count.
 
         >>> body = " ".join(f"the lamp part{i} is brass" for i in range(12))
         >>> _off_topic("cookie notice " * 30, "Brass lamp: " + body, "Brass lamp").reason
-        'headline'
+        'disjoint'
+        >>> _off_topic("Brass lamp " + "cookie notice " * 30, body, "Brass lamp") is None
+        True
     """
     if len(_WORD.findall(resiliparse_text)) < TOO_SHORT_WORDS:
         return None
     first, second = shingles(trafilatura_text), shingles(resiliparse_text)
     if not first or len(first & second) > DISJOINT_SHARE * min(len(first), len(second)):
         return None
-    wanted = " ".join(_WORD.findall(headline.lower()))
-    if not wanted or wanted in " ".join(_WORD.findall(trafilatura_text.lower())):
+    wanted = " ".join(_WORD.findall((headline or "").lower()))
+    if (
+        wanted
+        and wanted in " ".join(_WORD.findall(trafilatura_text.lower()))
+        and wanted not in " ".join(_WORD.findall(resiliparse_text.lower()))
+    ):
         return None
-    if wanted in " ".join(_WORD.findall(resiliparse_text.lower())):
-        return Choice("resiliparse", "headline", 0.0)
-    return None
+    return Choice("resiliparse", "disjoint", 0.0)

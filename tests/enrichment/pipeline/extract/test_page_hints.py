@@ -59,27 +59,31 @@ def _words(prefix: str, count: int) -> str:
     return " ".join(f"{prefix}{index}" for index in range(count))
 
 
-def test_trafilatura_block_about_something_else_gives_way_to_the_headline_text() -> None:
+def test_trafilatura_block_about_something_else_gives_way_to_resiliparse() -> None:
     widget = "Cookie notice " + _words("consent", 200)  # trafilatura's pick
     page = "Brass desk lamp\n" + _words("lamp", 120)  # resiliparse's text, naming the <h1>
     for kind in ("article", "product", "other", "forum"):
-        choice = choose_for_kind(kind, widget, page, "", headline="Brass desk lamp")
-        assert (choice.source, choice.reason) == ("resiliparse", "headline")
+        for headline in ("Brass desk lamp", None):  # a page without a single <h1> too
+            choice = choose_for_kind(kind, widget, page, "", headline=headline)
+            assert (choice.source, choice.reason) == ("resiliparse", "disjoint")
+    # On an undeclared page the main region holding that text and more still wins.
+    region = page + " " + _words("grid", 200)
+    choice = choose_for_kind("other", widget, page, region, headline="Brass desk lamp")
+    assert (choice.source, choice.reason) == ("region", "region superset")
 
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    [("Brass desk lamp " + _words("lamp", 200), "Brass desk lamp\n" + _words("other", 120)),
-     (_words("consent", 200), _words("lamp", 120)),
+    [("Brass desk lamp " + _words("lamp", 200), _words("other", 120)),
      (_words("consent", 200), "Brass desk lamp " + _words("lamp", 20)),
      (_words("lamp", 200), "Brass desk lamp " + _words("lamp", 150))],
-    ids=["trafilatura-names-it-too", "neither-names-it", "second-too-short", "texts-agree"],
+    ids=["only-trafilatura-names-the-headline", "second-too-short", "texts-agree"],
 )  # fmt: skip
-def test_headline_decides_only_between_disjoint_texts_when_one_names_it(
+def test_trafilatura_stands_unless_disjoint_and_without_the_headline(
     first: str, second: str
 ) -> None:
     choice = choose_for_kind("article", first, second, "", headline="Brass desk lamp")
-    assert choice.reason != "headline"
+    assert choice.source == "trafilatura"
 
 
 def test_product_rule_needs_the_declared_description_in_trafilaturas_text() -> None:
