@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Source = Literal["trafilatura", "resiliparse", "region"]
@@ -62,18 +63,35 @@ class Choice:
     contained: float  # share of trafilatura's 4-grams also in resiliparse's text
 
 
-def shingles(text: str) -> set[tuple[str, ...]]:
-    """Lower-cased word 4-grams; a text shorter than that is one shingle of its words."""
-    words = _WORD.findall(text.lower())
+@lru_cache(maxsize=16)
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """Lower-cased word 4-grams; a text shorter than that is one shingle of its words.
+
+    The three candidates of a page are compared several times over; each text is split
+    once (cached by its value; a page's texts stay in the cache until later pages push them
+    out).
+    """
+    words = _lower_words(text)
     if len(words) < SHINGLE:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+        return frozenset({words}) if words else frozenset()
+    # The shifted copies are shorter by one word each: the shortest one ends the 4-grams.
+    return frozenset(zip(*(words[offset:] for offset in range(SHINGLE)), strict=False))
+
+
+@lru_cache(maxsize=16)
+def _lower_words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.lower()))
+
+
+@lru_cache(maxsize=16)
+def _word_count(text: str) -> int:
+    return len(_WORD.findall(text))
 
 
 def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
     """Which text to keep, with the reason (see the module docstring)."""
-    first_words = len(_WORD.findall(trafilatura_text))
-    second_words = len(_WORD.findall(resiliparse_text))
+    first_words = _word_count(trafilatura_text)
+    second_words = _word_count(resiliparse_text)
     first, second = shingles(trafilatura_text), shingles(resiliparse_text)
     contained = len(first & second) / len(first) if first else 0.0
     if second_words == 0:
@@ -124,17 +142,17 @@ def choose_for_kind(
     if (
         off_topic is None
         and kind == "product"
-        and len(_WORD.findall(trafilatura_text)) >= PRODUCT_DESCRIPTION_WORDS
+        and _word_count(trafilatura_text) >= PRODUCT_DESCRIPTION_WORDS
         and _holds(trafilatura_text, description)
     ):
         # A product's own text is short: name, price, a description, a few specs.
         return Choice("trafilatura", "product description", 1.0)
     choice = off_topic or choose_candidate(trafilatura_text, resiliparse_text)
     if choice.reason == "superset" and kind in ("article", "other"):
-        first_words = len(_WORD.findall(trafilatura_text))
+        first_words = _word_count(trafilatura_text)
         if (
             first_words >= SUBSTANTIAL_WORDS
-            and len(_WORD.findall(resiliparse_text)) > PAGE_AROUND_RATIO * first_words
+            and _word_count(resiliparse_text) > PAGE_AROUND_RATIO * first_words
         ):
             # Several times a substantial article: the page around it (teasers, comments).
             choice = Choice("trafilatura", "page around the article", choice.contained)
@@ -146,8 +164,8 @@ def choose_for_kind(
     fragment = _fragment_of_many_blocks(choice, chosen, resiliparse_text, region_text)
     if fragment is not None or not region_text:
         return fragment or choice
-    region_words = len(_WORD.findall(region_text))
-    if region_words <= REGION_LONGER_RATIO * len(_WORD.findall(chosen)):
+    region_words = _word_count(region_text)
+    if region_words <= REGION_LONGER_RATIO * _word_count(chosen):
         return choice
     base = shingles(chosen)
     contained = len(base & shingles(region_text)) / len(base) if base else 1.0
@@ -165,7 +183,7 @@ def _with_post_headers(
     main region and resiliparse keep them. A somewhat longer text that contains most of the
     chosen one is the same thread with those lines (readers need to know who answered).
     """
-    chosen_words = len(_WORD.findall(chosen))
+    chosen_words = _word_count(chosen)
     base = shingles(chosen)
     candidates: tuple[tuple[Source, str], ...] = (
         ("region", region_text),
@@ -174,7 +192,7 @@ def _with_post_headers(
     for source, text in candidates:
         if source == choice.source or not text:
             continue
-        words = len(_WORD.findall(text))
+        words = _word_count(text)
         if not chosen_words < words <= POST_HEADERS_RATIO * chosen_words:
             continue
         contained = len(base & shingles(text)) / len(base) if base else 0.0
@@ -194,7 +212,7 @@ def _fragment_of_many_blocks(
     """
     if choice.source != "trafilatura":
         return None
-    words = len(_WORD.findall(chosen))
+    words = _word_count(chosen)
     if words >= FRAGMENT_WORDS:
         return None
     candidates: tuple[tuple[Source, str], ...] = (
@@ -202,7 +220,7 @@ def _fragment_of_many_blocks(
         ("resiliparse", resiliparse_text),
     )
     for source, text in candidates:
-        if text and len(_WORD.findall(text)) > FRAGMENT_RATIO * words:
+        if text and _word_count(text) > FRAGMENT_RATIO * words:
             return Choice(source, "fragment of many blocks", choice.contained)
     return None
 
@@ -230,7 +248,7 @@ def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str | Non
         >>> _off_topic("Brass lamp " + "cookie notice " * 30, body, "Brass lamp") is None
         True
     """
-    if len(_WORD.findall(resiliparse_text)) < TOO_SHORT_WORDS:
+    if _word_count(resiliparse_text) < TOO_SHORT_WORDS:
         return None
     first, second = shingles(trafilatura_text), shingles(resiliparse_text)
     if not first or len(first & second) > DISJOINT_SHARE * min(len(first), len(second)):
@@ -238,8 +256,8 @@ def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str | Non
     wanted = " ".join(_WORD.findall((headline or "").lower()))
     if (
         wanted
-        and wanted in " ".join(_WORD.findall(trafilatura_text.lower()))
-        and wanted not in " ".join(_WORD.findall(resiliparse_text.lower()))
+        and wanted in " ".join(_lower_words(trafilatura_text))
+        and wanted not in " ".join(_lower_words(resiliparse_text))
     ):
         return None
     return Choice("resiliparse", "disjoint", 0.0)
