@@ -93,6 +93,7 @@ _BLOCK_TAGS = frozenset(
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
     + ("main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul")
 )
+_HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
     "application/javascript",
@@ -243,6 +244,8 @@ def _main_content(
 ) -> tuple[Extractor, str]:
     if tree is None:
         return "trafilatura", ""
+    if mode == "markdown":
+        _drop_heading_permalinks(tree)
     # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     kind = hints.kind
@@ -263,6 +266,19 @@ def _main_content(
     if source == "resiliparse":
         return "resiliparse", second
     return "trafilatura", first
+
+
+def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:
+    """Remove empty links inside headings (permalink icons), keeping the heading's words.
+
+    Documentation sites put ``<a href="#section" class="anchor"></a>`` before each
+    heading's text; with links kept, trafilatura's markdown then loses the whole heading
+    ("## Tips" disappears). The link holds no words, so dropping it changes nothing a reader
+    sees.
+    """
+    for link in _HEADING_LINKS(tree):
+        if not link.text_content().strip():
+            _drop(link)
 
 
 def _clean_tree(
