@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Source = Literal["trafilatura", "resiliparse", "region"]
@@ -48,6 +49,10 @@ REGION_CONTAINED_SHARE = 0.6
 # On a product page, a trafilatura text of this many words already holds the name, price
 # and description; what a longer text adds is reviews, recommendations and related items.
 PRODUCT_DESCRIPTION_WORDS = 150
+# ...when it holds at least this share of the description the page declares (if any).
+DESCRIPTION_HELD_SHARE = 0.5
+# Two texts sharing at most this share of the shorter one's 4-grams are about different things.
+DISJOINT_SHARE = 0.1
 _WORD = re.compile(r"\w+")
 
 
@@ -58,18 +63,35 @@ class Choice:
     contained: float  # share of trafilatura's 4-grams also in resiliparse's text
 
 
-def shingles(text: str) -> set[tuple[str, ...]]:
-    """Lower-cased word 4-grams; a text shorter than that is one shingle of its words."""
-    words = _WORD.findall(text.lower())
+@lru_cache(maxsize=16)
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """Lower-cased word 4-grams; a text shorter than that is one shingle of its words.
+
+    The three candidates of a page are compared several times over; each text is split
+    once (cached by its value; a page's texts stay in the cache until later pages push them
+    out).
+    """
+    words = _lower_words(text)
     if len(words) < SHINGLE:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+        return frozenset({words}) if words else frozenset()
+    # The shifted copies are shorter by one word each: the shortest one ends the 4-grams.
+    return frozenset(zip(*(words[offset:] for offset in range(SHINGLE)), strict=False))
+
+
+@lru_cache(maxsize=16)
+def _lower_words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.lower()))
+
+
+@lru_cache(maxsize=16)
+def _word_count(text: str) -> int:
+    return len(_WORD.findall(text))
 
 
 def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
     """Which text to keep, with the reason (see the module docstring)."""
-    first_words = len(_WORD.findall(trafilatura_text))
-    second_words = len(_WORD.findall(resiliparse_text))
+    first_words = _word_count(trafilatura_text)
+    second_words = _word_count(resiliparse_text)
     first, second = shingles(trafilatura_text), shingles(resiliparse_text)
     contained = len(first & second) / len(first) if first else 0.0
     if second_words == 0:
@@ -84,7 +106,13 @@ def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
 
 
 def choose_for_kind(
-    kind: str, trafilatura_text: str, resiliparse_text: str, region_text: str
+    kind: str,
+    trafilatura_text: str,
+    resiliparse_text: str,
+    region_text: str,
+    *,
+    headline: str | None = None,
+    description: str | None = None,
 ) -> Choice:
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
@@ -98,20 +126,33 @@ def choose_for_kind(
     and still contains most of the chosen text, or trafilatura kept one short block beside
     a far longer text, the extractors cut it short and the longer text stands.
 
+    Two checks come first. When trafilatura and resiliparse share (almost) no text,
+    trafilatura took a block about something else and resiliparse's text is the base
+    choice, unless only trafilatura's names the page's ``headline`` (see ``_off_topic``).
+    The product rule holds only when trafilatura's text contains the product's own declared
+    ``description`` (JSON-LD), when the page declares one: a text without it is a buy box,
+    another seller's offers or reviews, not the description the rule assumes.
+
         >>> choose_for_kind("other", "a b c d e", "", "a b c d e f g h i").source
         'region'
         >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
         'trafilatura'
     """
-    if kind == "product" and len(_WORD.findall(trafilatura_text)) >= PRODUCT_DESCRIPTION_WORDS:
+    off_topic = _off_topic(trafilatura_text, resiliparse_text, headline)
+    if (
+        off_topic is None
+        and kind == "product"
+        and _word_count(trafilatura_text) >= PRODUCT_DESCRIPTION_WORDS
+        and _holds(trafilatura_text, description)
+    ):
         # A product's own text is short: name, price, a description, a few specs.
         return Choice("trafilatura", "product description", 1.0)
-    choice = choose_candidate(trafilatura_text, resiliparse_text)
+    choice = off_topic or choose_candidate(trafilatura_text, resiliparse_text)
     if choice.reason == "superset" and kind in ("article", "other"):
-        first_words = len(_WORD.findall(trafilatura_text))
+        first_words = _word_count(trafilatura_text)
         if (
             first_words >= SUBSTANTIAL_WORDS
-            and len(_WORD.findall(resiliparse_text)) > PAGE_AROUND_RATIO * first_words
+            and _word_count(resiliparse_text) > PAGE_AROUND_RATIO * first_words
         ):
             # Several times a substantial article: the page around it (teasers, comments).
             choice = Choice("trafilatura", "page around the article", choice.contained)
@@ -123,8 +164,8 @@ def choose_for_kind(
     fragment = _fragment_of_many_blocks(choice, chosen, resiliparse_text, region_text)
     if fragment is not None or not region_text:
         return fragment or choice
-    region_words = len(_WORD.findall(region_text))
-    if region_words <= REGION_LONGER_RATIO * len(_WORD.findall(chosen)):
+    region_words = _word_count(region_text)
+    if region_words <= REGION_LONGER_RATIO * _word_count(chosen):
         return choice
     base = shingles(chosen)
     contained = len(base & shingles(region_text)) / len(base) if base else 1.0
@@ -142,7 +183,7 @@ def _with_post_headers(
     main region and resiliparse keep them. A somewhat longer text that contains most of the
     chosen one is the same thread with those lines (readers need to know who answered).
     """
-    chosen_words = len(_WORD.findall(chosen))
+    chosen_words = _word_count(chosen)
     base = shingles(chosen)
     candidates: tuple[tuple[Source, str], ...] = (
         ("region", region_text),
@@ -151,7 +192,7 @@ def _with_post_headers(
     for source, text in candidates:
         if source == choice.source or not text:
             continue
-        words = len(_WORD.findall(text))
+        words = _word_count(text)
         if not chosen_words < words <= POST_HEADERS_RATIO * chosen_words:
             continue
         contained = len(base & shingles(text)) / len(base) if base else 0.0
@@ -171,7 +212,7 @@ def _fragment_of_many_blocks(
     """
     if choice.source != "trafilatura":
         return None
-    words = len(_WORD.findall(chosen))
+    words = _word_count(chosen)
     if words >= FRAGMENT_WORDS:
         return None
     candidates: tuple[tuple[Source, str], ...] = (
@@ -179,6 +220,44 @@ def _fragment_of_many_blocks(
         ("resiliparse", resiliparse_text),
     )
     for source, text in candidates:
-        if text and len(_WORD.findall(text)) > FRAGMENT_RATIO * words:
+        if text and _word_count(text) > FRAGMENT_RATIO * words:
             return Choice(source, "fragment of many blocks", choice.contained)
     return None
+
+
+def _holds(text: str, description: str | None) -> bool:
+    """Whether ``text`` contains most of a declared description (true when none is declared)."""
+    wanted = shingles(description or "")
+    if not wanted:
+        return True
+    return len(wanted & shingles(text)) >= DESCRIPTION_HELD_SHARE * len(wanted)
+
+
+def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str | None) -> Choice | None:
+    """resiliparse's text when trafilatura took a block about something else.
+
+    trafilatura scores one subtree; on some pages the densest one is a reviews widget, an
+    embedded post or a cookie notice, and its text then shares nothing with what the
+    block-level pass keeps. When the two texts are disjoint, resiliparse's (several blocks
+    of the page) stands, unless trafilatura's alone names the page's headline (the ``<h1>``);
+    a resiliparse text too short to stand alone does not count.
+
+        >>> body = " ".join(f"the lamp part{i} is brass" for i in range(12))
+        >>> _off_topic("cookie notice " * 30, "Brass lamp: " + body, "Brass lamp").reason
+        'disjoint'
+        >>> _off_topic("Brass lamp " + "cookie notice " * 30, body, "Brass lamp") is None
+        True
+    """
+    if _word_count(resiliparse_text) < TOO_SHORT_WORDS:
+        return None
+    first, second = shingles(trafilatura_text), shingles(resiliparse_text)
+    if not first or len(first & second) > DISJOINT_SHARE * min(len(first), len(second)):
+        return None
+    wanted = " ".join(_WORD.findall((headline or "").lower()))
+    if (
+        wanted
+        and wanted in " ".join(_lower_words(trafilatura_text))
+        and wanted not in " ".join(_lower_words(resiliparse_text))
+    ):
+        return None
+    return Choice("resiliparse", "disjoint", 0.0)

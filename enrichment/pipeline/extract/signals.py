@@ -87,6 +87,29 @@ def schema_types(html: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def product_description(html: str) -> str | None:
+    """The ``description`` a JSON-LD Product (or ProductGroup) declares, if any.
+
+    >>> product_description('<script type="application/ld+json">'
+    ...     '{"@type": "Product", "name": "Lamp", "description": "A brass lamp."}</script>')
+    'A brass lamp.'
+    """
+    for block in _json_ld_blocks(html):
+        try:
+            data = json.loads(block)
+        except (ValueError, RecursionError):
+            continue
+        for node in _nodes(data, 0):
+            kinds = node.get("@type")
+            names = kinds if isinstance(kinds, list) else [kinds]
+            if not any(isinstance(name, str) and name.lower() in PRODUCT_TYPES for name in names):
+                continue
+            description = node.get("description")
+            if isinstance(description, str) and description.strip():
+                return description
+    return None
+
+
 def _nodes(data: object, depth: int) -> Iterator[dict[str, object]]:
     if depth > _MAX_DEPTH:
         return

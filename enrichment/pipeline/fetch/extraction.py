@@ -3,10 +3,12 @@
 HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
 footers are dropped), after hidden elements were removed so text a browser would never show
-cannot smuggle instructions in (folded tab and accordion panels and streamed server-rendered
-segments are shown, as a browser shows them). The text kept per page is chosen from the page's
-declared kind and how much the candidates agree (``extract/choose.py``). When all find
-nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is empty or only repeats the title counts as no content.
+cannot smuggle instructions in. What a browser does show is kept: streamed server-rendered
+segments, and the folded tab and accordion panels and FAQ answers under their question that
+a click opens. The text kept per page is chosen from the page's declared kind, its headline,
+a product's declared description and how much the candidates agree (``extract/choose.py``).
+When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is
+empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -34,7 +36,7 @@ from enrichment.pipeline.extract.candidates import (
 )
 from enrichment.pipeline.extract.choose import choose_for_kind
 from enrichment.pipeline.extract.region import region_candidate
-from enrichment.pipeline.extract.signals import PageKind, page_kind
+from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 
 ExtractMode = Literal["markdown", "text"]
 Extractor = Literal[
@@ -49,6 +51,8 @@ MIN_FALLBACK_WORDS = 2
 _HEADLINE_SEARCH_LINES = 6
 # Main content shorter than this (in words) is retried with <noscript> content shown.
 NOSCRIPT_RETRY_WORDS = 50
+# A visible line of at most this many words ending in "?" can be a folded answer's question.
+MAX_QUESTION_WORDS = 40
 
 _HIDDEN_TAGS = (
     "template",
@@ -89,6 +93,7 @@ _BLOCK_TAGS = frozenset(
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
     + ("main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul")
 )
+_HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
     "application/javascript",
@@ -154,13 +159,16 @@ def extract_html(
     keep_textless = kind == "forum"
     tree = _clean_tree(html, keep_textless_hidden=keep_textless)
     title = _page_title(html)
-    headline = _headline(tree) or title
-    extractor, text = _main_content(tree, kind, mode=mode, base_url=base_url)
+    heading = _headline(tree)  # read before trafilatura prunes the tree
+    headline = heading or title
+    description = product_description(html) if kind == "product" else None
+    hints = _Hints(kind, heading, description)
+    extractor, text = _main_content(tree, hints, mode=mode, base_url=base_url)
     if len(_words(text)) < NOSCRIPT_RETRY_WORDS and "<noscript" in html.lower():
         # A page whose content is rendered by script often serves the same content inside
         # <noscript> for clients without JavaScript (which a fetcher is): read that view.
         shown = _clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
-        retried = _main_content(shown, kind, mode=mode, base_url=base_url)
+        retried = _main_content(shown, hints, mode=mode, base_url=base_url)
         if len(_words(retried[1])) > len(_words(text)):
             extractor, text = retried
     if not _has_content(text, title):
@@ -218,17 +226,29 @@ def _sniff_media_type(body: bytes) -> str:
     return "text/plain"
 
 
+@dataclass(frozen=True)
+class _Hints:
+    """What the page says about itself, read once: its kind, headline, product description."""
+
+    kind: PageKind
+    headline: str | None
+    description: str | None
+
+
 def _main_content(
     tree: lxml.html.HtmlElement | None,
-    kind: PageKind,
+    hints: _Hints,
     *,
     mode: ExtractMode,
     base_url: str | None,
 ) -> tuple[Extractor, str]:
     if tree is None:
         return "trafilatura", ""
+    if mode == "markdown":
+        _drop_heading_permalinks(tree)
     # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
+    kind = hints.kind
     region = ""
     if kind != "article":
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
@@ -238,12 +258,27 @@ def _main_content(
     seen = (first, second, region)
     if mode == "markdown":
         seen = (markdown_to_text(first), markdown_to_text(second), markdown_to_text(region))
-    source = choose_for_kind(kind, *seen).source
+    source = choose_for_kind(
+        kind, *seen, headline=hints.headline, description=hints.description
+    ).source
     if source == "region":
         return "region", region
     if source == "resiliparse":
         return "resiliparse", second
     return "trafilatura", first
+
+
+def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:
+    """Remove empty links inside headings (permalink icons), keeping the heading's words.
+
+    Documentation sites put ``<a href="#section" class="anchor"></a>`` before each
+    heading's text; with links kept, trafilatura's markdown then loses the whole heading
+    ("## Tips" disappears). The link holds no words, so dropping it changes nothing a reader
+    sees.
+    """
+    for link in _HEADING_LINKS(tree):
+        if not link.text_content().strip():
+            _drop(link)
 
 
 def _clean_tree(
@@ -320,7 +355,24 @@ def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> 
         return True
     if _PANEL_CLASS.search(element.get("class", "")):
         return True
-    return element.get("id", "") in panel_ids
+    return element.get("id", "") in panel_ids or _is_folded_answer(element)
+
+
+def _is_folded_answer(element: etree._Element) -> bool:
+    """A hidden block right after the visible question it answers: a folded FAQ entry.
+
+    FAQ widgets often fold each answer under its question without naming a component
+    (``<div class="q">Is it waterproof?</div><div style="display:none">Yes, ...</div>``); a
+    click on the question shows it. Only the block directly after a short visible question
+    counts, so hidden text elsewhere on the page is still removed.
+    """
+    previous = element.getprevious()
+    while previous is not None and not isinstance(previous.tag, str):
+        previous = previous.getprevious()  # comments and processing instructions
+    if previous is None or _is_hidden(previous):
+        return False
+    question = previous.text_content().strip()
+    return question.endswith("?") and len(question.split()) <= MAX_QUESTION_WORDS
 
 
 def _show(element: etree._Element) -> None:

@@ -52,3 +52,21 @@ def test_listing_keeps_every_item(mode: str) -> None:
 def test_listing_markdown_keeps_item_links() -> None:
     text = extract_html(LISTING, mode="markdown", base_url="https://travel.test/guides").text
     assert "[Lisbon in four days](" in text and text.count("\n- ") + 1 >= len(ITEMS)
+
+
+def test_docs_headings_with_permalink_icons_keep_their_words_in_markdown() -> None:
+    section = "".join(
+        f"<p>{{name}} {i} explains how effects run after every render of the component.</p>"
+        for i in range(6)
+    )
+    html = (
+        "<html><head><title>Effects</title></head><body><main><article><h1>Effects</h1>"
+        f"{section.format(name='Intro')}"
+        '<h2 id="tips"><a href="#tips" aria-hidden class="anchor"></a>Tips for effects</h2>'
+        f"{section.format(name='Tip')}"
+        '<h3 id="skip"><a href="#skip" class="anchor"><svg></svg></a>Skipping effects</h3>'
+        f"{section.format(name='Skip')}</article></main></body></html>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "## Tips for effects" in text and "### Skipping effects" in text
+    assert "Skip 5 explains how effects run" in text
