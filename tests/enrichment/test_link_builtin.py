@@ -268,3 +268,13 @@ async def test_with_redis_the_pages_are_shared_with_the_console_script(settings,
         await client.aclose()
     finally:
         await sync_to_async(cache.delete_many)(["page-of-the-server", "page-of-the-script"])
+
+
+def test_start_up_loads_the_tls_certificates_before_the_first_https_link() -> None:
+    from enrichment.link_builtin import start_extraction_pool
+    from enrichment.pipeline.fetch.webfetch_async import tls_context
+
+    tls_context.cache_clear()
+    start_extraction_pool()
+    assert tls_context.cache_info().currsize == 1  # loaded: the first link does not wait
+    assert tls_context().verify_mode.name == "CERT_REQUIRED"  # and it verifies certificates

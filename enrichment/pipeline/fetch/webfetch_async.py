@@ -50,7 +50,7 @@ from enrichment.pipeline.fetch.webfetch import _parse_url as parse_url
 
 
 @cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     # Loading the CA bundle costs milliseconds; a fresh client per hop must not pay it again.
     return httpx.create_ssl_context()
 
@@ -114,7 +114,7 @@ async def _follow(
     redirects = 0
     while True:
         # A fresh connection pool per hop, as in the blocking fetcher (pools key on the IP).
-        hop_transport = transport or httpx.AsyncHTTPTransport(verify=_tls_context())
+        hop_transport = transport or httpx.AsyncHTTPTransport(verify=tls_context())
         async with httpx.AsyncClient(
             transport=hop_transport, trust_env=False, follow_redirects=False
         ) as client:
