@@ -104,7 +104,7 @@ class RedisChannelLayer(StockRedisChannelLayer):
             # A process-local channel: the full name travels in the message.
             message = {**message, "__asgi_channel__": channel}
             non_local_name = self.non_local_name(channel)
-            index = self.consistent_hash(channel)
+            index = self.consistent_hash(non_local_name)  # the shard its receiver reads
         else:
             index = next(self._send_index_generator)
         connection = self.connection(index)
@@ -222,8 +222,11 @@ class RedisChannelLayer(StockRedisChannelLayer):
                 if not popped:
                     blocked = await connection.bzpopmin(key, timeout=self.brpop_timeout)
                     popped = [] if blocked is None else [(blocked[1], blocked[2])]
-            except REDIS_DOWN as exc:
-                logger.warning("channel layer unreachable (%s); retrying", exc)
+            except Exception as exc:  # the sockets wait on this pump: it must not die
+                if isinstance(exc, REDIS_DOWN):
+                    logger.warning("channel layer unreachable (%s); retrying", exc)
+                else:
+                    logger.exception("channel layer receive failed; retrying")
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue

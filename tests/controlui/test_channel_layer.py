@@ -185,3 +185,44 @@ async def test_group_sends_reach_stock_receivers_and_skip_full_or_expired_member
     assert await client.zscore(f"{prefix}:group:decisions", gone) is None
     await client.aclose()
     await ours.flush()
+
+
+async def test_with_two_redis_shards_a_reply_reaches_the_shard_its_socket_reads(
+    redis_url: str, prefix: str
+) -> None:
+    # channels_redis 4.x hashes a process-local channel's full name to pick the shard it
+    # sends to, but reads the shard of the part before "!": with two servers a reply could
+    # land where nobody reads. Ours sends where the receiver reads.
+    hosts = [redis_url, redis_url.rsplit("/", 1)[0] + "/15"]  # another database: a 2nd server
+    sender = RedisChannelLayer(hosts=hosts, prefix=prefix)
+    shards: set[int] = set()
+    replies = 0
+    while shards != {0, 1} or replies < 8:  # processes whose channels hash to either shard
+        receiver = RedisChannelLayer(hosts=hosts, prefix=prefix)
+        channel = await receiver.new_channel("reply.")
+        shards.add(receiver.consistent_hash(receiver.non_local_name(channel)))
+        await sender.send(channel, {"type": "frame", "n": replies})
+        assert await asyncio.wait_for(receiver.receive(channel), 5) == {
+            "type": "frame",
+            "n": replies,
+        }
+        replies += 1
+    await sender.flush()
+
+
+async def test_the_receive_pump_survives_a_redis_error_and_keeps_serving(
+    redis_url: str, prefix: str
+) -> None:
+    ours, stock = layers(redis_url, prefix)
+    channel = await ours.new_channel("reply.")
+    client = aioredis.Redis.from_url(redis_url)
+    key = prefix + ours.non_local_name(channel)
+    await client.set(key, "not a sorted set")  # every pop now fails with WRONGTYPE
+    waiting = asyncio.create_task(ours.receive(channel))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()
+    await client.delete(key)
+    await stock.send(channel, {"type": "frame"})
+    assert await asyncio.wait_for(waiting, 5) == {"type": "frame"}
+    await client.aclose()
+    await ours.flush()
