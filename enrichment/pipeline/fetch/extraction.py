@@ -6,7 +6,8 @@ footers are dropped), after hidden elements were removed so text a browser would
 cannot smuggle instructions in. What a browser does show is kept: streamed server-rendered
 segments, and the folded tab and accordion panels and FAQ answers under their question that
 a click opens. The text kept per page is chosen from the page's declared kind, its headline,
-a product's declared description and how much the candidates agree (``extract/choose.py``).
+a product's declared description and how much the candidates agree (``extract/choose.py``);
+on an article, trailing lines from after the article's body element are cut (``extract/trim.py``).
 When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is
 empty or only repeats the title counts as no content.
 
@@ -37,6 +38,7 @@ from enrichment.pipeline.extract.candidates import (
 from enrichment.pipeline.extract.choose import choose_for_kind
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
+from enrichment.pipeline.extract.trim import article_body, trim_after_body
 
 ExtractMode = Literal["markdown", "text"]
 Extractor = Literal[
@@ -250,7 +252,10 @@ def _main_content(
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     kind = hints.kind
     region = ""
-    if kind != "article":
+    body = None
+    if kind == "article":
+        body = article_body(tree)
+    else:
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
     first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
     second = resiliparse_candidate(cleaned_html, mode=mode)
@@ -261,11 +266,12 @@ def _main_content(
     source = choose_for_kind(
         kind, *seen, headline=hints.headline, description=hints.description
     ).source
+    flatten = markdown_to_text if mode == "markdown" else str
     if source == "region":
         return "region", region
     if source == "resiliparse":
-        return "resiliparse", second
-    return "trafilatura", first
+        return "resiliparse", trim_after_body(second, body, flatten=flatten)
+    return "trafilatura", trim_after_body(first, body, flatten=flatten)
 
 
 def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:

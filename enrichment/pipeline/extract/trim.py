@@ -1,0 +1,96 @@
+"""Cut what an extractor kept after an article's body: teasers, comments, forms, promotions.
+
+An article's body is one element holding its paragraphs side by side. Extractors often keep
+the blocks that follow it as well — related-post teasers with their excerpts, a comment
+thread, a call to action — because those blocks hold sentences too. Read on the page's DOM,
+the body is the element with the most words in its own ``<p>`` children; when no other
+element comes close (the article is not split in parts, the page is not a row of posts),
+trailing lines of the extracted text that are not in that element come after the article and
+are dropped.
+
+    >>> body = "<p>" + "the article says this " * 5 + "</p>"
+    >>> page = f"<div>{body * 3}</div><aside><p>{'read this other story ' * 3}</p></aside>"
+    >>> tree = lxml.html.fromstring(page)
+    >>> text = ("the article says this " * 5 + "\\n") * 3 + "read this other story " * 3
+    >>> trim_after_body(text, article_body(tree)).count("\\n")
+    2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import lxml.html
+
+from enrichment.pipeline.extract.choose import shingles
+
+# A paragraph of at least this many words is running text (not a caption or a button).
+PARAGRAPH_WORDS = 10
+# Another element holding this share of the body's paragraph words means the article is in
+# several parts (or the page is a row of posts): there is no single body to cut after.
+RIVAL_SHARE = 0.3
+# A line sharing less than this share of its 4-grams with the body is not part of it.
+IN_BODY_SHARE = 0.5
+# Trailing text that is mostly list items is a list the page is about, not teasers.
+LIST_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class ArticleBody:
+    """The shingles of the body element's text and of the list items outside it."""
+
+    text: frozenset[tuple[str, ...]]
+    lists: frozenset[tuple[str, ...]]
+
+
+def article_body(tree: lxml.html.HtmlElement) -> ArticleBody | None:
+    """The element with the most words in its own paragraphs, when no other comes close."""
+    words: dict[lxml.html.HtmlElement, int] = {}
+    for paragraph in tree.iter("p"):
+        count = len(paragraph.text_content().split())
+        parent = paragraph.getparent()
+        if count >= PARAGRAPH_WORDS and parent is not None:
+            words[parent] = words.get(parent, 0) + count
+    if not words:
+        return None
+    body = max(words, key=words.__getitem__)
+    inside = set(body.iter())
+    rivals = (
+        element
+        for element, count in words.items()
+        if element not in inside and count >= RIVAL_SHARE * words[body]
+    )
+    if next(rivals, None) is not None:
+        return None
+    items = " \n ".join(item.text_content() for item in tree.iter("li") if item not in inside)
+    return ArticleBody(shingles(body.text_content()), shingles(items))
+
+
+def trim_after_body(
+    text: str, body: ArticleBody | None, *, flatten: Callable[[str], str] = str
+) -> str:
+    """``text`` without its trailing lines that are not in the article's body.
+
+    ``flatten`` turns a line into the words a reader sees (markdown links to their labels).
+    Nothing is cut when no line is in the body, or when what would go is mostly list items.
+    """
+    if body is None:
+        return text
+    lines = text.split("\n")
+    end = len(lines)
+    while end and not _in_body(flatten(lines[end - 1]), body.text):
+        end -= 1
+    if end == 0 or end == len(lines):
+        return text
+    cut = shingles(flatten("\n".join(lines[end:])))
+    if cut and len(cut & body.lists) >= LIST_SHARE * len(cut):
+        return text
+    return "\n".join(lines[:end]).rstrip()
+
+
+def _in_body(line: str, body: frozenset[tuple[str, ...]]) -> bool:
+    wanted = shingles(line)
+    if not wanted:
+        return False
+    return len(wanted & body) >= IN_BODY_SHARE * len(wanted)
