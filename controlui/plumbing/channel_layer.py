@@ -12,10 +12,10 @@ Receiving on a process-local channel (every socket's reply channel): the stock l
 waiting socket take turns at a lock, and the one holding it pops one message with four round
 trips (move back a backup queue, BZPOPMIN, add to the backup queue, clear it) plus a task of its
 own to clean up. With hundreds of sockets under ``bench/ws_load.py --redis`` that was most of
-daphne's Redis work per answer. Here one pump task per process (and channel prefix) pops every
-waiting message of the process' channel at once (ZPOPMIN with a count; BZPOPMIN only when none is waiting) and
-puts each into the local buffer of the socket it is for; a socket's receive just waits on its
-buffer. A message is lost only if the process dies between the pop and the socket's send,
+daphne's Redis work per answer. Here one pump task per process (and channel prefix) pops
+every waiting message of the process' channel at once (ZPOPMIN with a count; BZPOPMIN only when
+none is waiting) and puts each into the local buffer of the socket it is for; a socket's
+receive just waits on its buffer. A message is lost only if the process dies between the pop and the socket's send,
 which the stock layer's backup queue did not cover either (it lived as long as the process).
 Redis going away does not end a receive: the pump waits for Redis (capped backoff) and the
 sockets keep waiting. General channels and groups are the stock layer's.
