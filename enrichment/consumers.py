@@ -275,6 +275,8 @@ class QueuedJobs:
                 await self.poll()
             except jobqueue.REDIS_DOWN as exc:
                 logger.info("queued jobs: redis unreachable (%s)", exc)
+            except Exception:  # every socket's safety net: keep watching after a surprise
+                logger.exception("queued jobs: poll failed; trying again in a second")
 
     async def poll(self) -> None:
         jobs = dict(self.jobs)

@@ -511,3 +511,29 @@ def test_worker_and_sockets_ride_out_a_redis_restart(tmp_path) -> None:
     finally:
         redis_process.terminate()
         redis_process.wait(timeout=30)
+
+
+async def test_a_stored_final_that_cannot_be_read_does_not_stop_the_others(
+    job_stream, user
+) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from enrichment.consumers import EnrichConsumer
+
+    communicator = WebsocketCommunicator(EnrichConsumer.as_asgi(), "/ws/enrich/")
+    communicator.scope["user"] = user
+    assert (await communicator.connect())[0]
+    for request_id in ("broken", "fine"):
+        await communicator.send_json_to(
+            {"type": "enrich", "id": request_id, "message": {"body": request_id}}
+        )
+    await asyncio.sleep(0.2)
+    names = jobqueue.keys()
+    jobs = {f[b"id"].decode(): f[b"job"].decode() for _, f in job_stream.xrange(names.stream)}
+    job_stream.set(names.final(jobs["broken"]), "{not json")  # a corrupt stored final
+    await asyncio.sleep(1.5)  # a poll fails on it
+    job_stream.delete(names.final(jobs["broken"]))
+    frame = {"type": "error", "id": "fine", "error": "stored"}
+    job_stream.set(names.final(jobs["fine"]), json.dumps(frame))
+    assert await communicator.receive_json_from(timeout=10) == frame  # still watched
+    await communicator.disconnect()
