@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import secrets
 import statistics
 import sys
@@ -289,6 +290,26 @@ def extraction_pages_per_second(count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
+def own_cpu_seconds() -> float:
+    """CPU seconds of this process: the clients, the page server and the samplers."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def redis_cpu_seconds(url: str | None) -> float:
+    """CPU seconds the Redis server has used (0 without Redis)."""
+    if not url:
+        return 0.0
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        info: dict[str, Any] = client.info("cpu")  # type: ignore[assignment]
+    finally:
+        client.close()
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
 def cpu_alone(pids: list[int]) -> float:
     """CPU seconds of the processes themselves, without their extraction pools."""
     return sum(process_tree_cpu_seconds(pid, descendants=False) for pid in pids)
@@ -401,6 +422,8 @@ def main() -> None:
         cpu_before = {
             name: sum(map(process_tree_cpu_seconds, pids())) for name, pids in groups.items()
         }
+        redis_url = args.redis_url if args.redis else None
+        harness_before, redis_before = own_cpu_seconds(), redis_cpu_seconds(redis_url)
         with peak_rss(groups) as peaks:
             if args.builtin:
                 tally, elapsed = asyncio.run(
@@ -419,6 +442,8 @@ def main() -> None:
             for name, pids in groups.items()
         }
         alone_used = {name: cpu_alone(pids()) - alone_before[name] for name, pids in groups.items()}
+        harness_used = own_cpu_seconds() - harness_before
+        redis_used = redis_cpu_seconds(redis_url) - redis_before
         runs, distinct = settled_runs(live, sent)
         ok = report(tally, elapsed, runs, distinct, sent, mode)
     for name, seconds in cpu_used.items():
@@ -431,6 +456,14 @@ def main() -> None:
                 f" {alone / sent * 1000:.1f} ms, their extraction pools"
                 f" {(seconds - alone) / sent * 1000:.1f} ms"
             )
+    per_message = 1000 / sent
+    print(
+        f"CPU used:      this bench (clients, page server) {harness_used * per_message:.1f} ms"
+        f" per message"
+        + (f", the Redis server {redis_used * per_message:.1f} ms" if redis_url else "")
+        + f"; all together {(sum(cpu_used.values()) + harness_used + redis_used) / elapsed:.2f}"
+        f" of {len(os.sched_getaffinity(0))} cores busy"
+    )
     for name, peak in peaks.items():
         if peak:
             print(f"peak RSS:      {peak / 2**20:.0f} MB ({name}; target daphne + pool <= 400 MB)")
