@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
@@ -294,7 +294,7 @@ async def enrichment_run(
     order (media, then links, which reads the body media rewrote, so a URL spoken in a voice
     note gets enriched too), each record under its stage's name.
     """
-    config, run = await database_sync_to_async(run_start)(request=request)
+    config, run = await sync_to_async(run_start)(request=request)
     started = time.monotonic()
     env = StageEnv(
         config=config,
@@ -308,7 +308,7 @@ async def enrichment_run(
     except asyncio.CancelledError:
         # The socket closed (or the worker is stopping): close the run instead of leaving
         # it "running" until the stale-run sweep, then let the cancellation go on.
-        await database_sync_to_async(run_fail)(
+        await sync_to_async(run_fail)(
             run=run,
             error="cancelled before it finished (the client disconnected or the server stopped)",
             duration_ms=_elapsed_ms(started),
@@ -319,12 +319,10 @@ async def enrichment_run(
         raise
     except Exception as exc:
         logger.exception("enrichment run %s failed", run.pk)
-        await database_sync_to_async(run_fail)(
-            run=run, error=repr(exc), duration_ms=_elapsed_ms(started)
-        )
+        await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
         await decision_broadcast(run)
         raise DomainError(f"enrichment failed: {exc}") from exc
-    await database_sync_to_async(run_finish_or_fail)(
+    await sync_to_async(run_finish_or_fail)(
         run=run, result=result, duration_ms=_elapsed_ms(started)
     )
     await decision_broadcast(run)

@@ -27,14 +27,17 @@ class AuthenticatedJsonConsumer(AsyncJsonWebsocketConsumer):
         """Hook for subclasses (join groups, send a hello)."""
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        """Run the handler of ``message`` without Channels' per-event connection check.
+        """Channels' dispatch, without its database check before a relayed message.
 
         Channels (4.2+) closes stale database connections before every event, a hop to the
-        sync thread per frame received and per message relayed: three per answer on
-        ``/ws/enrich/`` with Redis, where the socket itself never touches the database. Our
-        handlers reach the database only through ``database_sync_to_async``, which makes the
-        same check in the thread it runs in, before and after the call.
+        sync thread each time: three per answer on ``/ws/enrich/`` with Redis (the frame
+        received, the worker's progress and its result). Messages from the channel layer
+        only relay frames to the browser and never touch the database, so they skip it;
+        WebSocket events (connect, receive, disconnect), which may run enrichment here, keep it.
         """
+        if message["type"].startswith("websocket."):
+            await super().dispatch(message)
+            return
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
