@@ -95,6 +95,10 @@ _BLOCK_TAGS = frozenset(
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
     + ("main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul")
 )
+# ``</body>`` and ``</html>``: a browser ignores them and keeps whatever follows in the body;
+# libxml2 drops the blocks that follow, so a page that closes them early (after its header)
+# lost its content.
+_BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 _HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
@@ -297,7 +301,7 @@ def _clean_tree(
     the extractors read the page's structure better with them.
     """
     try:
-        tree = lxml.html.document_fromstring(html)
+        tree = lxml.html.document_fromstring(_BODY_END.sub("", html))
     except (etree.ParserError, ValueError):
         return None
     if keep_noscript:
