@@ -38,10 +38,14 @@ LIST_SHARE = 0.5
 
 @dataclass(frozen=True)
 class ArticleBody:
-    """The shingles of the body element's text and of the list items outside it."""
+    """The shingles of the body element's text and of the list items outside it.
+
+    ``words`` counts the words in the body's own paragraphs.
+    """
 
     text: frozenset[tuple[str, ...]]
     lists: frozenset[tuple[str, ...]]
+    words: int = 0
 
 
 def article_body(tree: lxml.html.HtmlElement) -> ArticleBody | None:
@@ -64,7 +68,7 @@ def article_body(tree: lxml.html.HtmlElement) -> ArticleBody | None:
     if next(rivals, None) is not None:
         return None
     items = " \n ".join(item.text_content() for item in tree.iter("li") if item not in inside)
-    return ArticleBody(shingles(body.text_content()), shingles(items))
+    return ArticleBody(shingles(body.text_content()), shingles(items), words[body])
 
 
 def trim_after_body(

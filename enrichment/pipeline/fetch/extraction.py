@@ -7,7 +7,9 @@ cannot smuggle instructions in. What a browser does show is kept: streamed serve
 segments, and the folded tab and accordion panels and FAQ answers under their question that
 a click opens. The text kept per page is chosen from the page's declared kind, its headline,
 a product's declared description and how much the candidates agree (``extract/choose.py``);
-on an article, trailing lines from after the article's body element are cut (``extract/trim.py``).
+on an article, trailing lines from after the article's body element are cut (``extract/trim.py``),
+and so on a page that declares no kind (or a discussion) but is built like one: a single
+``<h1>`` and one element holding the page's running text.
 When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is
 empty or only repeats the title counts as no content.
 
@@ -53,6 +55,9 @@ MIN_FALLBACK_WORDS = 2
 _HEADLINE_SEARCH_LINES = 6
 # Main content shorter than this (in words) is retried with <noscript> content shown.
 NOSCRIPT_RETRY_WORDS = 50
+# On a page that does not declare itself an article, a body with fewer paragraph words than
+# this is not enough to call the page an article.
+UNDECLARED_ARTICLE_WORDS = 100
 # A visible line of at most this many words ending in "?" can be a folded answer's question.
 MAX_QUESTION_WORDS = 40
 
@@ -95,6 +100,10 @@ _BLOCK_TAGS = frozenset(
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
     + ("main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul")
 )
+# ``</body>`` and ``</html>``: a browser ignores them and keeps whatever follows in the body;
+# libxml2 drops the blocks that follow, so a page that closes them early (after its header)
+# lost its content.
+_BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 _HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
@@ -256,6 +265,14 @@ def _main_content(
     if kind == "article":
         body = article_body(tree)
     else:
+        if kind != "product" and hints.headline:
+            # A page that declares no kind (or a discussion) with one <h1> and one element
+            # holding its running text, no rival block of paragraphs, is an article by its
+            # structure. Pages of several parts (most docs and service pages, threads) have
+            # several <h1> or rival blocks and are left whole.
+            body = article_body(tree)
+            if body is not None and body.words < UNDECLARED_ARTICLE_WORDS:
+                body = None
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
     first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
     second = resiliparse_candidate(cleaned_html, mode=mode)
@@ -297,7 +314,7 @@ def _clean_tree(
     the extractors read the page's structure better with them.
     """
     try:
-        tree = lxml.html.document_fromstring(html)
+        tree = lxml.html.document_fromstring(_BODY_END.sub("", html))
     except (etree.ParserError, ValueError):
         return None
     if keep_noscript:

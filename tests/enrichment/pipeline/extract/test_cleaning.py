@@ -110,3 +110,18 @@ def test_noscript_is_not_read_when_the_page_has_content() -> None:
         PARAGRAPHS + "<noscript><p>Please enable JavaScript to see comments.</p></noscript>"
     )
     assert "enable JavaScript" not in extract_html(html).text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+@pytest.mark.parametrize(
+    "early_end", ["</body></html>", "</BODY >\n</HTML>"], ids=["lower", "upper-spaced"]
+)
+def test_content_after_an_early_closing_body_tag_is_read(early_end: str, mode: str) -> None:
+    # A browser ignores </body> and </html> and shows what follows; libxml2 stopped there.
+    html = (
+        "<html><head><title>Harbour works</title></head><body>"
+        f"<header><nav><a href='/'>Home</a></nav></header>{early_end}"
+        f'<div class="page"><h1>Harbour works</h1>{PARAGRAPHS}</div></body></html>'
+    )
+    text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text

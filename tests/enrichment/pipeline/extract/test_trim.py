@@ -103,3 +103,49 @@ def test_markdown_links_are_read_as_their_labels() -> None:
     assert trim_after_body(text, body, flatten=lambda line: line.split("](")[0]) == (
         f"{BODY[0]}\n{linked}"
     )
+
+
+MORE_BODY = (
+    "A pan that has gone sticky has too much oil baked on in a thin layer: heat it empty "
+    "until the film smokes off, let it cool and wipe on a fresh, much thinner coat of oil."
+)
+
+
+CALLS_TO_ACTION = [
+    ("Visit the test kitchen", "Book a seat at a Saturday class where our cooks show you how "
+     "to strip, season and care for an old pan from a flea market."),
+    ("Ask a cook", "Send us a question about your pan, your hob or your oven and one of our "
+     "cooks answers it by email within two working days."),
+    ("Join the letter", "Every Friday we send new recipes, honest reviews of pans and knives "
+     "and a short story from the test kitchen to your inbox."),
+    ("Shop the range", "Our own skillets and pots are cast in a small foundry, seasoned by hand "
+     "and sent out ready to cook with from the first day."),
+]  # fmt: skip
+CALL_BLOCKS = (
+    "<div class='cta'>"
+    + "".join(f"<div><h3>{title}</h3><p>{text}</p></div>" for title, text in CALLS_TO_ACTION)
+    + "</div>"
+)
+
+
+def _undeclared(after: str, *, headings: str = "<h1>Caring for cast iron</h1>") -> str:
+    """The article page without ``og:type``: nothing but its structure says it is one."""
+    page = _article(after).replace('<meta property="og:type" content="article">', "")
+    page = page.replace("<h1>Caring for cast iron</h1>", headings)
+    return page.replace(f"<p>{BODY[-1]}</p>", f"<p>{BODY[-1]}</p><p>{MORE_BODY}</p>")
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_undeclared_page_built_like_an_article_loses_what_follows_its_body(mode: str) -> None:
+    text = " ".join(extract_html(_undeclared(CALL_BLOCKS), mode=mode).text.split())  # type: ignore[arg-type]
+    for paragraph in [*BODY, MORE_BODY]:
+        assert paragraph in text
+    for _, call in CALLS_TO_ACTION:
+        assert call not in text
+
+
+def test_undeclared_page_with_several_h1_is_not_cut() -> None:
+    # Two top headings: a page of several parts (docs, a landing page), not one article.
+    headings = "<h1>Caring for cast iron</h1><h1>Kitchen guides</h1>"
+    text = " ".join(extract_html(_undeclared(CALL_BLOCKS, headings=headings)).text.split())
+    assert all(call in text for _, call in CALLS_TO_ACTION)
