@@ -70,3 +70,15 @@ def test_docs_headings_with_permalink_icons_keep_their_words_in_markdown() -> No
     text = extract_html(html, mode="markdown").text
     assert "## Tips for effects" in text and "### Skipping effects" in text
     assert "Skip 5 explains how effects run" in text
+
+
+def test_markdown_has_no_raw_underline_tags() -> None:
+    html = (
+        "<html><head><title>Save power</title></head><body><main><article><h1>Save power</h1>"
+        "<p>A laptop draws <u>far less power</u> than a desktop under the same load, and"
+        " a few habits cut it further still, every day of the working week.</p>"
+        "<p>Lower the brightness and enable power saving: both cost nothing at all.</p>"
+        "</article></main></body></html>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "draws far less power than" in text and "<u>" not in text
