@@ -73,18 +73,7 @@ def page_kind(html: str) -> PageKind:
 
 def schema_types(html: str) -> frozenset[str]:
     """Lower-cased ``@type`` values of the page's JSON-LD nodes (unreadable blocks skipped)."""
-    found: set[str] = set()
-    for block in _json_ld_blocks(html):
-        try:
-            data = json.loads(block)
-        except (ValueError, RecursionError):
-            continue
-        for node in _nodes(data, 0):
-            kinds = node.get("@type")
-            for kind in kinds if isinstance(kinds, list) else [kinds]:
-                if isinstance(kind, str):
-                    found.add(kind.strip().lower())
-    return frozenset(found)
+    return frozenset(kind for _, kinds in _typed_nodes(html) for kind in kinds)
 
 
 def product_description(html: str) -> str | None:
@@ -94,6 +83,15 @@ def product_description(html: str) -> str | None:
     ...     '{"@type": "Product", "name": "Lamp", "description": "A brass lamp."}</script>')
     'A brass lamp.'
     """
+    for node, kinds in _typed_nodes(html):
+        description = node.get("description")
+        if kinds & PRODUCT_TYPES and isinstance(description, str) and description.strip():
+            return description
+    return None
+
+
+def _typed_nodes(html: str) -> Iterator[tuple[dict[str, object], frozenset[str]]]:
+    """Each JSON-LD node of the page with its lower-cased ``@type`` values."""
     for block in _json_ld_blocks(html):
         try:
             data = json.loads(block)
@@ -101,13 +99,14 @@ def product_description(html: str) -> str | None:
             continue
         for node in _nodes(data, 0):
             kinds = node.get("@type")
-            names = kinds if isinstance(kinds, list) else [kinds]
-            if not any(isinstance(name, str) and name.lower() in PRODUCT_TYPES for name in names):
-                continue
-            description = node.get("description")
-            if isinstance(description, str) and description.strip():
-                return description
-    return None
+            yield (
+                node,
+                frozenset(
+                    kind.strip().lower()
+                    for kind in (kinds if isinstance(kinds, list) else [kinds])
+                    if isinstance(kind, str)
+                ),
+            )
 
 
 def _nodes(data: object, depth: int) -> Iterator[dict[str, object]]:
