@@ -16,7 +16,7 @@ config, then the default; maxChars is always capped by ``maxCharsCap``). With
 ``DJANGO_SETTINGS_MODULE`` set, results are cached in Django's default cache for
 ``cacheTtlMinutes`` (15 by default; 0 turns the cache off).
 
-Start-up is kept short: the extractor (trafilatura, lxml) and httpx load only when a page is
+Start-up is kept short: the extractor (trafilatura, lxml) and the HTTP client load only when a page is
 fetched or extracted, and Django only to reach the shared cache, with settings alone (no
 ``django.setup()``: a cache needs no installed apps). The server runs the same code in-process
 for the bare command name (``enrichment.pipeline.fetch.link_understand``).
@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(f"{FETCH_ENV}: {error}")
     request = page_request(parsed, settings)
-    # Imported only now: --help and bad arguments need neither httpx nor the extractor.
+    # Imported only now: --help and bad arguments need neither the HTTP client nor the extractor.
     from enrichment.pipeline.fetch.extraction import ExtractionError
     from enrichment.pipeline.fetch.webfetch import FetchError
 

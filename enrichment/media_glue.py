@@ -6,7 +6,7 @@ outside world:
 * ``fetch_attachment`` implements the core's ``FetchBytes``. An uploaded attachment (multipart
   or base64 on the socket) is already a temp file; a local ``path`` (or ``file://`` URL) must
   resolve, symlinks followed, to a regular file inside ``settings.MEDIA_ROOT``; a remote URL is
-  downloaded once through ``fetch_guarded`` under the stored SSRF policy, capped at the
+  downloaded once through ``fetch_guarded_async`` under the stored SSRF policy, capped at the
   largest ``maxBytes`` any capability would accept for that attachment's kind.
 * ``media_run`` turns request attachments into core ``Attachment`` values, reads provider keys
   from the environment (``OPENAI_API_KEY``, ``<PROVIDER>_API_KEY``, ``<PROVIDER>_BASE_URL``),
@@ -46,7 +46,8 @@ from enrichment.pipeline.config.media import (
 )
 from enrichment.pipeline.config.model import Config, effective_media_config
 from enrichment.pipeline.fetch.ssrf import SsrfPolicy, blocked_reason, is_blocked_message
-from enrichment.pipeline.fetch.webfetch import DEFAULT_USER_AGENT, FetchError, fetch_guarded
+from enrichment.pipeline.fetch.webfetch import DEFAULT_USER_AGENT, FetchError
+from enrichment.pipeline.fetch.webfetch_async import fetch_guarded_async
 from enrichment.pipeline.files.extraction import FileLimits
 from enrichment.pipeline.files.regular import describe_file_type
 from enrichment.pipeline.media.discovery import (
@@ -176,18 +177,16 @@ async def download_attachment(
     """One guarded GET, capped at the attachment's largest maxBytes, into a temp file."""
     number = attachment.index + 1
     limit = sources.max_bytes.get(attachment.index, FILE_LIMITS.max_bytes)
-    fetch = partial(
-        fetch_guarded,
-        url,
-        policy=sources.policy,
-        resolve=sources.resolve,
-        max_redirects=sources.max_redirects,
-        max_response_bytes=limit,
-        timeout_seconds=sources.timeout_seconds.get(attachment.index, 60.0),
-        user_agent=sources.user_agent,
-    )
     try:
-        response = await asyncio.to_thread(fetch)
+        response = await fetch_guarded_async(
+            url,
+            policy=sources.policy,
+            resolve=sources.resolve,
+            max_redirects=sources.max_redirects,
+            max_response_bytes=limit,
+            timeout_seconds=sources.timeout_seconds.get(attachment.index, 60.0),
+            user_agent=sources.user_agent,
+        )
     except FetchError as error:
         raise _download_refusal(number, error.reason) from None
     if response.truncated:

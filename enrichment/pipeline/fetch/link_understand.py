@@ -15,7 +15,7 @@ from the script's stdout, stderr and exit code::
 Only the CPU-bound part (extraction) leaves the event loop, through ``extract`` (the server
 passes its process pool's ``run``). This module holds the arguments and the CPU-bound steps
 and imports nothing heavy, so the script starts fast; ``link_understand_run`` holds the
-in-process run (asyncio, httpx).
+in-process run (asyncio, aiohttp).
 """
 
 from __future__ import annotations

@@ -1,42 +1,27 @@
-"""Guarded HTTP fetch: the only door from the enrichment pipeline to the network.
+"""Fetch results, response limits and page reading (fetch + extract + wrap, behind a cache).
 
-Every hop (the first request and each redirect) is parsed, its host classified, its name
-resolved **once**, every answer classified, and the TCP connection made to the checked address
-itself. The hostname travels only in the ``Host`` header and as TLS SNI / certificate name,
-so a DNS answer that changes between check and connect (DNS rebinding) cannot redirect us.
-
-Worked example of a redirect chain with ``max_redirects=3``::
-
-    GET http://a.test/      -> 302 Location: /b        (hop 1, same origin)
-    GET http://a.test/b     -> 301 Location: http://c.test/   (hop 2, cross-origin: the
-                                 Authorization/Cookie headers are dropped from here on)
-    GET http://c.test/      -> 200                      final_url = "http://c.test/"
-
-A fourth redirect would fail with ``Too many redirects (limit: 3)``; a hop back to an already
-visited redirect target fails with ``Redirect loop detected``.
+The guarded fetch itself — pinned DNS, redirects re-checked, the body capped, one deadline —
+lives in ``webfetch_async`` and runs on an event loop; ``fetch_guarded`` and ``guard_url`` here
+are its blocking doors (the console script, tests), so there is one implementation.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 import httpx
 
 from enrichment.pipeline.fetch.ssrf import (
-    UNRESOLVED,
     Resolver,
     SsrfPolicy,
-    blocked_message,
-    check_url,
     system_resolve,
 )
 from enrichment.pipeline.fetch.wrapper import wrap_with_limit
@@ -103,172 +88,33 @@ def fetch_guarded(
     timeout_seconds: float = 30,
     user_agent: str = DEFAULT_USER_AGENT,
     extra_headers: Mapping[str, str] | None = None,
-    transport: httpx.BaseTransport | None = None,
     clock: Clock = time.monotonic,
 ) -> FetchResponse:
     """GET ``url`` through the SSRF guard; raises FetchError with a short reason.
 
+    The blocking door of ``webfetch_async.fetch_guarded_async`` (the one implementation): it
+    runs on an event loop of its own, so it must not be called from a running loop's thread.
     One deadline (``timeout_seconds``) covers DNS, every hop and reading the body.
-    ``transport`` is for tests; trust_env is off so no proxy can bypass the pinning.
     """
-    deadline = _Deadline(clock, timeout_seconds)
-    headers = {
-        "Accept": ACCEPT,
-        "User-Agent": user_agent or DEFAULT_USER_AGENT,
-        "Accept-Language": ACCEPT_LANGUAGE,
-        **(extra_headers or {}),
-    }
-    try:
-        return _follow(transport, url, headers, policy, resolve, max_redirects,
-                       max_response_bytes, deadline)  # fmt: skip
-    except (httpx.TimeoutException, _DeadlineExpired) as error:
-        raise deadline.expired_error() from error
-    except httpx.HTTPError as error:
-        raise FetchError(f"connection failed: {_describe(error)}") from error
+    from enrichment.pipeline.fetch.webfetch_async import fetch_guarded_async
 
-
-def _follow(
-    transport: httpx.BaseTransport | None,
-    url: str,
-    headers: dict[str, str],
-    policy: SsrfPolicy,
-    resolve: Resolver,
-    max_redirects: int,
-    max_response_bytes: int,
-    deadline: _Deadline,
-) -> FetchResponse:
-    current = _parse_url(url)
-    final_url = url  # reported unchanged when there is no redirect (notes A4)
-    seen_targets: set[str] = set()
-    redirects = 0
-    while True:
-        # A fresh connection pool per hop: pools are keyed by the dialled IP, so a pooled TLS
-        # connection opened for one hostname must never carry a request for another.
-        with httpx.Client(transport=transport, trust_env=False, follow_redirects=False) as client:
-            response, address = _send_pinned(client, current, headers, policy, resolve, deadline)
-            if response.status_code not in REDIRECT_STATUSES:
-                return _finish(response, final_url, address, max_response_bytes, deadline)
-            location = response.headers.get("location")
-            response.close()  # a redirect's body is never read
-        if not location:
-            raise FetchError(f"Redirect missing location header ({response.status_code})")
-        redirects += 1
-        if redirects > max_redirects:
-            raise FetchError(f"Too many redirects (limit: {max_redirects})")
-        target = _parse_url(str(current.join(location.strip())))
-        # Only redirect targets are remembered, so a hop back to the start URL is caught on
-        # its second occurrence (reference behaviour).
-        if str(target) in seen_targets:
-            raise FetchError("Redirect loop detected")
-        seen_targets.add(str(target))
-        if _origin(target) != _origin(current):
-            for name in [name for name in headers if name.lower() in SENSITIVE_HEADERS]:
-                del headers[name]
-        current, final_url = target, str(target)
-
-
-def _send_pinned(
-    client: httpx.Client,
-    url: httpx.URL,
-    headers: dict[str, str],
-    policy: SsrfPolicy,
-    resolve: Resolver,
-    deadline: _Deadline,
-) -> tuple[httpx.Response, str]:
-    """Send one hop to each checked address in turn until one accepts the connection."""
-    addresses = _checked_addresses(url, policy, resolve, deadline)
-    host_header = url.netloc.decode("ascii").rsplit("@", 1)[-1]
-    last_error: httpx.ConnectError | None = None
-    for address in addresses:
-        request = client.build_request(
-            "GET",
-            url.copy_with(host=address),
-            headers={**headers, "Host": host_header},
-            extensions={"sni_hostname": url.host, "timeout": deadline.httpx_timeouts()},
+    return asyncio.run(
+        fetch_guarded_async(
+            url,
+            policy=policy,
+            resolve=resolve,
+            max_redirects=max_redirects,
+            max_response_bytes=max_response_bytes,
+            timeout_seconds=timeout_seconds,
+            user_agent=user_agent,
+            extra_headers=extra_headers,
+            clock=clock,
         )
-        try:
-            return client.send(request, stream=True), address
-        except httpx.ConnectError as error:
-            last_error = error
-        except httpx.InvalidURL as error:
-            # httpx works out a redirect's next URL even with follow_redirects off, so a
-            # malformed Location (``http:%2F%2F127.0.0.1/x``) raises here, not in _follow.
-            raise FetchError("Invalid redirect location") from error
-    assert last_error is not None  # _checked_addresses never returns an empty list
-    raise last_error
-
-
-def _checked_addresses(
-    url: httpx.URL, policy: SsrfPolicy, resolve: Resolver, deadline: _Deadline
-) -> tuple[str, ...]:
-    """Classify the host, resolve it once, classify every answer (any blocked answer blocks).
-
-    The same answers are then dialled, so nothing is resolved again between check and connect.
-    """
-    verdict = check_url(
-        str(url), policy, resolve=lambda host: _resolve_within(resolve, host, deadline)
-    )
-    if verdict.blocked:
-        raise FetchError(blocked_message(verdict.reason or "blocked"))
-    if not verdict.addresses:  # check_url always resolves when given a resolver; be strict
-        raise FetchError(UNRESOLVED)
-    return verdict.addresses
-
-
-class _DeadlineExpired(Exception):
-    """Not an OSError, so check_url does not mistake it for a failed lookup."""
-
-
-def _resolve_within(resolve: Resolver, host: str, deadline: _Deadline) -> list[str]:
-    # getaddrinfo cannot be interrupted; run it aside so the overall deadline still holds.
-    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="webfetch-dns")
-    try:
-        return executor.submit(resolve, host).result(timeout=max(0.0, deadline.remaining()))
-    except FutureTimeout as error:
-        raise _DeadlineExpired from error
-    finally:
-        executor.shutdown(wait=False)
-
-
-def _finish(
-    response: httpx.Response,
-    final_url: str,
-    address: str,
-    max_response_bytes: int,
-    deadline: _Deadline,
-) -> FetchResponse:
-    try:
-        if not 200 <= response.status_code < 300:
-            raise FetchError(f"HTTP {response.status_code}")
-        body, truncated = _read_capped(response.iter_bytes(), max_response_bytes, deadline)
-    finally:
-        response.close()
-    warnings = (f"Response body truncated after {max_response_bytes} bytes.",) if truncated else ()
-    return FetchResponse(
-        final_url=final_url,
-        status=response.status_code,
-        headers=tuple((key.lower(), value) for key, value in response.headers.multi_items()),
-        body=body,
-        truncated=truncated,
-        warnings=warnings,
-        address=address,
     )
 
 
-def _read_capped(chunks: Iterator[bytes], limit: int, deadline: _Deadline) -> tuple[bytes, bool]:
-    """Read until ``limit`` bytes; reading one byte past it tells a capped body from one that
-    is exactly ``limit`` long (the later reference behaviour)."""
-    buffer = bytearray()
-    for chunk in chunks:
-        buffer.extend(chunk)
-        if len(buffer) > limit:
-            return bytes(buffer[:limit]), True
-        if deadline.remaining() <= 0:  # a server trickling bytes must not outlive the deadline
-            raise deadline.expired_error()
-    return bytes(buffer), False
-
-
-def _parse_url(raw: str) -> httpx.URL:
+def parse_url(raw: str) -> httpx.URL:
+    """An http(s) URL with a host, or FetchError("Invalid URL: must be http or https")."""
     try:
         url = httpx.URL(raw.strip())
     except (httpx.InvalidURL, TypeError) as error:
@@ -278,17 +124,12 @@ def _parse_url(raw: str) -> httpx.URL:
     return url
 
 
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
     default_port = {"http": 80, "https": 443}.get(url.scheme)
     return (url.scheme, url.host.lower(), url.port or default_port)
 
 
-def _describe(error: httpx.HTTPError) -> str:
-    text = str(error).strip().splitlines()
-    return text[0][:200] if text else type(error).__name__
-
-
-class _Deadline:
+class Deadline:
     """One budget for the whole operation (DNS, all hops, body)."""
 
     def __init__(self, clock: Clock, seconds: float) -> None:
@@ -298,12 +139,6 @@ class _Deadline:
 
     def remaining(self) -> float:
         return self._ends_at - self._clock()
-
-    def httpx_timeouts(self) -> dict[str, float]:
-        left = max(0.001, self.remaining())
-        if self.remaining() <= 0:
-            raise self.expired_error()
-        return {"connect": left, "read": left, "write": left, "pool": left}
 
     def expired_error(self) -> FetchError:
         return FetchError(f"timed out after {self._seconds:g}s")
@@ -353,11 +188,11 @@ def guard_url(
 ) -> None:
     """Raise FetchError when ``url`` is not a fetchable http(s) URL or the SSRF guard blocks it
     now (its name resolves to a blocked address today, whatever it resolved to when cached)."""
-    deadline = _Deadline(time.monotonic, timeout_seconds)
-    try:
-        _checked_addresses(_parse_url(url), policy, resolve, deadline)
-    except _DeadlineExpired as error:
-        raise deadline.expired_error() from error
+    from enrichment.pipeline.fetch.webfetch_async import guard_url_async
+
+    asyncio.run(
+        guard_url_async(url, policy=policy, resolve=resolve, timeout_seconds=timeout_seconds)
+    )
 
 
 def read_page(

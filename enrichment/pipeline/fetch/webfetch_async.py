@@ -1,12 +1,25 @@
-"""The guarded fetch of ``webfetch`` on an event loop (httpx.AsyncClient).
+"""The guarded HTTP fetch: the only door from the enrichment pipeline to the network.
 
-Same rules, hop for hop, as ``webfetch.fetch_guarded``: every hop's host is classified and
-resolved once, every answer classified, the connection dialled to the checked address with the
-hostname only in ``Host`` and SNI; redirects are re-checked, counted and loop-detected;
-sensitive headers are dropped across origins; the body is capped at ``max_response_bytes``;
-one deadline covers DNS, every hop and the body. The reasons of the ``FetchError`` raised are
-the same strings, so the in-process fetcher prints what the console script prints.
+Every hop (the first request and each redirect) is parsed, its host classified, its name
+resolved **once**, every answer classified, and the TCP connection made to the checked address
+itself. The hostname travels only in the ``Host`` header and as TLS SNI / certificate name,
+so a DNS answer that changes between check and connect (DNS rebinding) cannot redirect us.
 
+Worked example of a redirect chain with ``max_redirects=3``::
+
+    GET http://a.test/      -> 302 Location: /b        (hop 1, same origin)
+    GET http://a.test/b     -> 301 Location: http://c.test/   (hop 2, cross-origin: the
+                                 Authorization/Cookie headers are dropped from here on)
+    GET http://c.test/      -> 200                      final_url = "http://c.test/"
+
+A fourth redirect would fail with ``Too many redirects (limit: 3)``; a hop back to an already
+visited redirect target fails with ``Redirect loop detected``. The body is capped at
+``max_response_bytes``; one deadline covers DNS, every hop and the body.
+
+It runs on the caller's event loop (aiohttp: a C HTTP parser, about a third of httpx's CPU
+per request); the blocking ``webfetch.fetch_guarded`` runs this same code on a loop of its
+own, so the console script and the in-process fetcher answer alike. Connections are never
+pooled: a pooled TLS connection opened for one hostname must not carry another's request.
 DNS (``getaddrinfo``) cannot be awaited, so the check runs in a thread and the deadline waits
 for it from the loop.
 """
@@ -19,7 +32,9 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from functools import cache
 
+import aiohttp
 import httpx
+from yarl import URL
 
 from enrichment.pipeline.fetch.ssrf import (
     UNRESOLVED,
@@ -37,21 +52,21 @@ from enrichment.pipeline.fetch.webfetch import (
     REDIRECT_STATUSES,
     SENSITIVE_HEADERS,
     Clock,
+    Deadline,
     FetchError,
     FetchResponse,
+    origin_of,
+    parse_url,
 )
 
-# The helpers below are shared with the blocking fetcher on purpose: one parser, one origin
-# rule, one deadline, so both doors answer the same way.
-from enrichment.pipeline.fetch.webfetch import _Deadline as Deadline
-from enrichment.pipeline.fetch.webfetch import _describe as describe_error
-from enrichment.pipeline.fetch.webfetch import _origin as origin_of
-from enrichment.pipeline.fetch.webfetch import _parse_url as parse_url
+# Header lines up to 64 KiB (aiohttp's default is 8 KiB; pages with large cookies exceed it).
+MAX_HEADER_LINE = 65_536
+READ_CHUNK = 65_536
 
 
 @cache
 def tls_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs milliseconds; a fresh client per hop must not pay it again.
+    # Loading the CA bundle costs milliseconds; it is loaded once per process.
     return httpx.create_ssl_context()
 
 
@@ -65,7 +80,6 @@ async def fetch_guarded_async(
     timeout_seconds: float = 30,
     user_agent: str = DEFAULT_USER_AGENT,
     extra_headers: Mapping[str, str] | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     clock: Clock = time.monotonic,
 ) -> FetchResponse:
     """GET ``url`` through the SSRF guard without blocking the loop; raises FetchError."""
@@ -77,12 +91,12 @@ async def fetch_guarded_async(
         **(extra_headers or {}),
     }
     try:
-        async with asyncio.timeout(max(0.0, deadline.remaining())):
-            return await _follow(transport, url, headers, policy, resolve, max_redirects,
-                                 max_response_bytes, deadline)  # fmt: skip
-    except (httpx.TimeoutException, TimeoutError) as error:
+        async with asyncio.timeout(max(0.0, deadline.remaining())), _session() as session:
+            return await _follow(session, url, headers, policy, resolve, max_redirects,
+                                 max_response_bytes)  # fmt: skip
+    except TimeoutError as error:
         raise deadline.expired_error() from error
-    except httpx.HTTPError as error:
+    except aiohttp.ClientError as error:
         raise FetchError(f"connection failed: {describe_error(error)}") from error
 
 
@@ -98,38 +112,51 @@ async def guard_url_async(url: str, *, policy: SsrfPolicy, resolve: Resolver = s
         raise deadline.expired_error() from error
 
 
+def describe_error(error: BaseException) -> str:
+    """The first line of a connection error, without aiohttp's restatement of the address."""
+    cause = error.os_error if isinstance(error, aiohttp.ClientConnectorError) else error
+    text = str(cause).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__
+
+
+def _session() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(force_close=True, limit=0, ssl=tls_context()),
+        cookie_jar=aiohttp.DummyCookieJar(),  # no hop sends what another hop set
+        timeout=aiohttp.ClientTimeout(total=None),  # the one deadline governs
+        trust_env=False,  # no proxy from the environment can bypass the pinning
+        max_line_size=MAX_HEADER_LINE,
+        max_field_size=MAX_HEADER_LINE,
+    )
+
+
 async def _follow(
-    transport: httpx.AsyncBaseTransport | None,
+    session: aiohttp.ClientSession,
     url: str,
     headers: dict[str, str],
     policy: SsrfPolicy,
     resolve: Resolver,
     max_redirects: int,
     max_response_bytes: int,
-    deadline: Deadline,
 ) -> FetchResponse:
     current = parse_url(url)
-    final_url = url
+    final_url = url  # reported unchanged when there is no redirect (notes A4)
     seen_targets: set[str] = set()
     redirects = 0
     while True:
-        # A fresh connection pool per hop, as in the blocking fetcher (pools key on the IP).
-        hop_transport = transport or httpx.AsyncHTTPTransport(verify=tls_context())
-        async with httpx.AsyncClient(
-            transport=hop_transport, trust_env=False, follow_redirects=False
-        ) as client:
-            response, address = await _send_pinned(client, current, headers, policy, resolve,
-                                                   deadline)  # fmt: skip
-            if response.status_code not in REDIRECT_STATUSES:
-                return await _finish(response, final_url, address, max_response_bytes, deadline)
-            location = response.headers.get("location")
-            await response.aclose()
+        response, address = await _send_pinned(session, current, headers, policy, resolve)
+        if response.status not in REDIRECT_STATUSES:
+            return await _finish(response, final_url, address, max_response_bytes)
+        location = response.headers.get("location")
+        response.close()  # a redirect's body is never read
         if not location:
-            raise FetchError(f"Redirect missing location header ({response.status_code})")
+            raise FetchError(f"Redirect missing location header ({response.status})")
         redirects += 1
         if redirects > max_redirects:
             raise FetchError(f"Too many redirects (limit: {max_redirects})")
-        target = parse_url(str(current.join(location.strip())))
+        target = _redirect_target(current, location)
+        # Only redirect targets are remembered, so a hop back to the start URL is caught on
+        # its second occurrence (reference behaviour).
         if str(target) in seen_targets:
             raise FetchError("Redirect loop detected")
         seen_targets.add(str(target))
@@ -139,41 +166,63 @@ async def _follow(
         current, final_url = target, str(target)
 
 
+def _redirect_target(current: httpx.URL, location: str) -> httpx.URL:
+    """The next hop's URL. A Location with a scheme must be a whole http(s) URL with a host
+    (``http:%2F%2F127.0.0.1/x`` and ``http://[::1/x`` are refused, before anything is
+    resolved); one without is resolved against the current URL."""
+    try:
+        given = httpx.URL(location.strip())
+        return parse_url(str(given if given.scheme else current.join(given)))
+    except (httpx.InvalidURL, FetchError) as error:
+        raise FetchError("Invalid redirect location") from error
+
+
 async def _send_pinned(
-    client: httpx.AsyncClient,
+    session: aiohttp.ClientSession,
     url: httpx.URL,
     headers: dict[str, str],
     policy: SsrfPolicy,
     resolve: Resolver,
-    deadline: Deadline,
-) -> tuple[httpx.Response, str]:
+) -> tuple[aiohttp.ClientResponse, str]:
+    """Send one hop to each checked address in turn until one accepts the connection."""
     addresses = await _checked_addresses(url, policy, resolve)
     host_header = url.netloc.decode("ascii").rsplit("@", 1)[-1]
-    last_error: httpx.ConnectError | None = None
+    sni = url.host if url.scheme == "https" else None
+    last_error: aiohttp.ClientConnectorError | None = None
     for address in addresses:
-        request = client.build_request(
-            "GET",
-            url.copy_with(host=address),
-            headers={**headers, "Host": host_header},
-            extensions={"sni_hostname": url.host, "timeout": deadline.httpx_timeouts()},
-        )
         try:
-            return await client.send(request, stream=True), address
-        except httpx.ConnectError as error:
+            response = await session.get(
+                pinned_url(url, address),
+                headers={**headers, "Host": host_header},
+                allow_redirects=False,
+                server_hostname=sni,
+            )
+        except aiohttp.ClientConnectorError as error:
             last_error = error
-        except httpx.InvalidURL as error:
-            # As in the blocking fetcher: httpx works out a redirect's next URL even with
-            # follow_redirects off, so a malformed Location raises here.
-            raise FetchError("Invalid redirect location") from error
+            continue
+        return response, address
     assert last_error is not None  # _checked_addresses never returns an empty tuple
     raise last_error
+
+
+def pinned_url(url: httpx.URL, address: str) -> URL:
+    """``url`` with its host replaced by the checked address (IPv6 in brackets), as sent.
+
+    >>> str(pinned_url(httpx.URL("https://other.test:8443/a?b=1"), "2001:db8::1"))
+    'https://[2001:db8::1]:8443/a?b=1'
+    """
+    return URL(str(url.copy_with(host=address)), encoded=True)
 
 
 async def _checked_addresses(
     url: httpx.URL, policy: SsrfPolicy, resolve: Resolver
 ) -> tuple[str, ...]:
-    # The caller's deadline (asyncio.timeout) bounds the wait; a lookup that outlives it
-    # finishes in its thread and is ignored.
+    """Classify the host, resolve it once, classify every answer (any blocked answer blocks).
+
+    The same answers are then dialled, so nothing is resolved again between check and connect.
+    The caller's deadline (asyncio.timeout) bounds the wait; a lookup that outlives it
+    finishes in its thread and is ignored.
+    """
     verdict = await check_url_async(str(url), policy, resolve)
     if verdict.blocked:
         raise FetchError(blocked_message(verdict.reason or "blocked"))
@@ -183,23 +232,24 @@ async def _checked_addresses(
 
 
 async def _finish(
-    response: httpx.Response,
+    response: aiohttp.ClientResponse,
     final_url: str,
     address: str,
     max_response_bytes: int,
-    deadline: Deadline,
 ) -> FetchResponse:
     try:
-        if not 200 <= response.status_code < 300:
-            raise FetchError(f"HTTP {response.status_code}")
-        body, truncated = await _read_capped(response.aiter_bytes(), max_response_bytes)
+        if not 200 <= response.status < 300:
+            raise FetchError(f"HTTP {response.status}")
+        body, truncated = await _read_capped(
+            response.content.iter_chunked(READ_CHUNK), max_response_bytes
+        )
     finally:
-        await response.aclose()
+        response.close()  # never drains the rest of a capped body
     warnings = (f"Response body truncated after {max_response_bytes} bytes.",) if truncated else ()
     return FetchResponse(
         final_url=final_url,
-        status=response.status_code,
-        headers=tuple((key.lower(), value) for key, value in response.headers.multi_items()),
+        status=response.status,
+        headers=_decoded_headers(response.raw_headers),
         body=body,
         truncated=truncated,
         warnings=warnings,
@@ -207,8 +257,21 @@ async def _finish(
     )
 
 
+def _decoded_headers(raw: tuple[tuple[bytes, bytes], ...]) -> tuple[tuple[str, str], ...]:
+    """(lower-cased name, value) in received order; values are UTF-8 when they all decode as
+    UTF-8, else Latin-1 (each byte one character), so no header is ever dropped."""
+    values = b"".join(value for _, value in raw)
+    try:
+        values.decode("utf-8")
+        encoding = "utf-8"
+    except UnicodeDecodeError:
+        encoding = "latin-1"
+    return tuple((name.decode("latin-1").lower(), value.decode(encoding)) for name, value in raw)
+
+
 async def _read_capped(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, bool]:
-    """Read until ``limit`` bytes; one byte past it tells a capped body from an exact one."""
+    """Read until ``limit`` bytes; reading one byte past it tells a capped body from one that
+    is exactly ``limit`` long (the later reference behaviour)."""
     buffer = bytearray()
     async for chunk in chunks:
         buffer.extend(chunk)

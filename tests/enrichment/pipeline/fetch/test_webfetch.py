@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,7 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
+import trustme
 
+from enrichment.pipeline.fetch import webfetch_async
 from enrichment.pipeline.fetch.extraction import ExtractionError
 from enrichment.pipeline.fetch.ssrf import SsrfPolicy
 from enrichment.pipeline.fetch.webfetch import (
@@ -470,32 +473,83 @@ def test_fetch_can_be_injected() -> None:
     assert (result.extractor, result.content) == ("json", '{\n  "k": 1\n}')
 
 
-def test_https_dials_the_checked_ip_with_hostname_as_sni_and_host() -> None:
-    seen: list[httpx.Request] = []
+@dataclass
+class TlsServer:
+    port: int
+    sni: list[str | None] = field(default_factory=list)  # server names the clients asked for
+    seen: list[tuple[str, str]] = field(default_factory=list)  # (path, Host header)
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        if request.url.path == "/start":
-            return httpx.Response(302, headers={"Location": "https://other.test:8443/end"})
-        return httpx.Response(200, headers={"Content-Type": "text/plain"}, content=b"ok")
 
-    dns = fake_dns({"secure.test": ["8.8.8.8"], "other.test": ["2001:4860:4860::8888"]})
-    response = fetch_guarded(
-        "https://secure.test/start",
-        policy=SsrfPolicy(),
-        resolve=dns,
-        transport=httpx.MockTransport(handler),
+@pytest.fixture
+def tls_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[TlsServer]:
+    """A real HTTPS server on 127.0.0.1 whose certificate names only secure.test and
+    other.test (no IP address), signed by a throwaway CA the fetcher is made to trust."""
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("secure.test", "other.test").configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    ca.configure_trust(client_context)
+    monkeypatch.setattr(webfetch_async, "tls_context", lambda: client_context)
+    state = TlsServer(port=0)
+    server_context.sni_callback = lambda _sock, name, _ctx: state.sni.append(name)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server API)
+            state.seen.append((self.path, self.headers["Host"]))
+            if self.path == "/start":
+                location = f"https://other.test:{state.port}/end"
+                send(self, 302, b"moved", {"Location": location})
+            else:
+                send(self, 200, b"ok", {"Content-Type": "text/plain"})
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class TlsHttpServer(ThreadingHTTPServer):
+        def get_request(self):  # type: ignore[no-untyped-def]
+            sock, address = super().get_request()
+            return server_context.wrap_socket(sock, server_side=True), address
+
+    httpd = TlsHttpServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+TLS_NAMES = SsrfPolicy(allowed_hostnames=("secure.test", "other.test", "wrong.test"))
+TLS_DNS = fake_dns({name: ["127.0.0.1"] for name in TLS_NAMES.allowed_hostnames})
+
+
+def test_https_dials_the_checked_ip_with_hostname_as_sni_and_host(tls_server: TlsServer) -> None:
+    port = tls_server.port
+    response = fetch_guarded(f"https://secure.test:{port}/start", policy=TLS_NAMES, resolve=TLS_DNS)
+    # Each hop is dialled at the checked address, yet TLS is asked for (and the certificate
+    # checked against) the hostname, which the server also sees in Host.
+    assert tls_server.sni == ["secure.test", "other.test"]
+    assert tls_server.seen == [("/start", f"secure.test:{port}"), ("/end", f"other.test:{port}")]
+    assert (response.final_url, response.address, response.body) == (
+        f"https://other.test:{port}/end",
+        "127.0.0.1",
+        b"ok",
     )
-    first, second = seen
-    assert (first.url.host, first.headers["host"]) == ("8.8.8.8", "secure.test")
-    assert first.extensions["sni_hostname"] == "secure.test"
-    assert (second.url.host, second.url.port) == ("2001:4860:4860::8888", 8443)
-    assert second.headers["host"] == "other.test:8443"
-    assert second.extensions["sni_hostname"] == "other.test"
-    assert (response.final_url, response.address) == (
-        "https://other.test:8443/end",
-        "2001:4860:4860::8888",
+
+
+def test_https_certificate_must_name_the_host(tls_server: TlsServer) -> None:
+    reason = fetch_error(f"https://wrong.test:{tls_server.port}/start", policy=TLS_NAMES,
+                         resolve=TLS_DNS)  # fmt: skip
+    assert reason.startswith("connection failed: ") and "certificate" in reason
+    assert tls_server.sni == ["wrong.test"] and tls_server.seen == []
+
+
+def test_pinned_url_brackets_ipv6_and_keeps_port_path_and_query() -> None:
+    pinned = webfetch_async.pinned_url(
+        httpx.URL("https://other.test:8443/a b?q=%20"), "2001:db8::1"
     )
+    assert str(pinned) == "https://[2001:db8::1]:8443/a%20b?q=%20"
 
 
 # --- item 9 of issue 17: malformed redirects, policy-aware cache, guard before cache ---------
@@ -506,7 +560,7 @@ def test_https_dials_the_checked_ip_with_hostname_as_sni_and_host() -> None:
     [
         ("http:%2F%2F127.0.0.1/x", "Invalid redirect location"),
         ("https:%2F%2F127.0.0.1/x", "Invalid redirect location"),
-        ("http://[::1/x", "connection failed: Invalid URL in location header: Invalid port: ':1'."),
+        ("http://[::1/x", "Invalid redirect location"),
         ("http://a b.test/", "Blocked: invalid URL"),
     ],
     ids=["encoded-slashes", "encoded-slashes-other-scheme", "broken-ipv6", "space-in-host"],
