@@ -143,7 +143,9 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "controlui.plumbing.memory_layer.InMemoryChannelLayer"}
+    }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -235,7 +237,7 @@ LOGGING = {
         "django.channels.server": {"level": "WARNING"},
         # axes logs every successful login at INFO; lockouts are WARNING and stay visible.
         "axes": {"level": "WARNING"},
-        # httpx logs every request at INFO; the in-process link fetcher would log each page.
+        # httpx (the media providers' client) logs every request at INFO.
         "httpx": {"level": "WARNING"},
     },
 }

@@ -99,7 +99,9 @@ def in_memory_layer(settings) -> Iterator[None]:
     Without Redis nothing goes to worker processes (``services.workers_enabled``), also when
     the suite itself runs with ``REDIS_URL`` set.
     """
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "controlui.plumbing.memory_layer.InMemoryChannelLayer"}
+    }
     settings.REDIS_URL = None
     channel_layers.backends.clear()
     yield

@@ -48,7 +48,7 @@ def test_embedded_defaults(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values["engine"] == "django.db.backends.sqlite3"
-    assert values["layer"] == "channels.layers.InMemoryChannelLayer"
+    assert values["layer"] == "controlui.plumbing.memory_layer.InMemoryChannelLayer"
     assert values["cache"].endswith("LocMemCache")
     # The generated development key is kept so sessions survive restarts.
     assert (tmp_path / "dev-secret-key").read_text().startswith("dev-insecure-")
