@@ -23,6 +23,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from controlui.plumbing.consumers import close_stale_connections
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
 from enrichment.config_cache import LoadedConfig, config_cached, config_copy
 from enrichment.config_store import config_document
@@ -168,7 +169,9 @@ def _owner() -> str:
 
 def run_start(*, request: EnrichRequest) -> tuple[Config, Run]:
     """The config in force and a new ``running`` run that records it (one thread hop for
-    both, and one query to check the config's version when it has not changed)."""
+    both, and one query to check the config's version when it has not changed). Stale
+    database connections are dropped first, as Channels does before a socket event."""
+    close_stale_connections()
     loaded = config_in_force()
     run = Run.objects.create(
         message_id=request.message_id or "",
