@@ -79,6 +79,19 @@ def redirect(location: str | None, status: int = 302) -> Route:
     )
 
 
+@contextlib.contextmanager
+def serving(httpd: ThreadingHTTPServer) -> Iterator[int]:
+    """Serve ``httpd`` in a thread; yields its port."""
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture
 def server() -> Iterator[LocalServer]:
     state = LocalServer(port=0)
@@ -94,14 +107,8 @@ def server() -> Iterator[LocalServer]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as state.port:
+        yield state
 
 
 def fake_dns(table: dict[str, list[str]]) -> Callable[[str], list[str]]:
@@ -510,14 +517,8 @@ def tls_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[TlsServer]:
             sock, address = super().get_request()
             return server_context.wrap_socket(sock, server_side=True), address
 
-    httpd = TlsHttpServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(TlsHttpServer(("127.0.0.1", 0), Handler)) as state.port:
+        yield state
 
 
 TLS_NAMES = SsrfPolicy(allowed_hostnames=("secure.test", "other.test", "wrong.test"))
