@@ -13,9 +13,9 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -42,6 +42,7 @@ MIN_RESPONSE_BYTES = 32_000
 MAX_RESPONSE_BYTES = 10_000_000
 
 Clock = Callable[[], float]
+T = TypeVar("T")
 
 
 class FetchError(Exception):
@@ -98,7 +99,7 @@ def fetch_guarded(
     """
     from enrichment.pipeline.fetch.webfetch_async import fetch_guarded_async
 
-    return asyncio.run(
+    return run_blocking(
         fetch_guarded_async(
             url,
             policy=policy,
@@ -111,6 +112,21 @@ def fetch_guarded(
             clock=clock,
         )
     )
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on an event loop of its own and return its result.
+
+    Unlike ``asyncio.run`` it does not wait for the loop's threads on the way out: a DNS
+    lookup that outlived the deadline (getaddrinfo cannot be interrupted) finishes in its
+    thread while the caller already has its "timed out" answer.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()  # shuts the default executor down without waiting
 
 
 def parse_url(raw: str) -> httpx.URL:
@@ -190,7 +206,7 @@ def guard_url(
     now (its name resolves to a blocked address today, whatever it resolved to when cached)."""
     from enrichment.pipeline.fetch.webfetch_async import guard_url_async
 
-    asyncio.run(
+    run_blocking(
         guard_url_async(url, policy=policy, resolve=resolve, timeout_seconds=timeout_seconds)
     )
 
