@@ -18,7 +18,9 @@ none is waiting) and puts each into the local buffer of the socket it is for; a 
 receive just waits on its buffer. A message is lost only if the process dies between the pop and the socket's send,
 which the stock layer's backup queue did not cover either (it lived as long as the process).
 Redis going away does not end a receive: the pump waits for Redis (capped backoff) and the
-sockets keep waiting. General channels and groups are the stock layer's.
+sockets keep waiting. General channels and groups are the stock layer's. A reply that arrives for a
+socket that has closed (its job outlived it) waits in a buffer for ``expiry`` seconds, in case
+the socket asks after all, and is then dropped (the stock layer kept such buffers forever).
 
 The capacity check and the add are now atomic: the stock layer's "may leak slightly over
 capacity" (two senders counting at once) cannot happen.
@@ -93,6 +95,10 @@ class RedisChannelLayer(StockRedisChannelLayer):
         # ... and per channel in Redis (the part before "!"), with the pump serving each.
         self._waiting_on: Counter[str] = Counter()
         self._pumps: dict[str, asyncio.Task[None]] = {}
+        # Buffers nobody has waited on since (monotonic time). A socket that closed while its
+        # job ran leaves the late reply here; the pump drops such buffers after ``expiry``.
+        self._unclaimed_since: dict[str, float] = {}
+        self._next_sweep = 0.0
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
         """Send a message onto a (general or specific) channel, as the stock layer does."""
@@ -175,6 +181,7 @@ class RedisChannelLayer(StockRedisChannelLayer):
         if "!" not in channel:
             return await super().receive(channel)
         assert self.require_valid_channel_name(channel)
+        self._unclaimed_since.pop(channel, None)
         buffer = self.receive_buffer[channel]
         if not buffer.empty():
             return self._taken(channel, buffer.get_nowait())
@@ -196,8 +203,11 @@ class RedisChannelLayer(StockRedisChannelLayer):
 
     def _taken(self, channel: str, message: dict[str, Any]) -> dict[str, Any]:
         buffer = self.receive_buffer.get(channel)
-        if buffer is not None and buffer.empty() and channel not in self._waiting:
-            del self.receive_buffer[channel]
+        if buffer is not None and channel not in self._waiting:
+            if buffer.empty():
+                del self.receive_buffer[channel]
+            else:
+                self._unclaimed_since.setdefault(channel, time.monotonic())
         return message
 
     def _pump_start(self, real_channel: str) -> None:
@@ -233,6 +243,23 @@ class RedisChannelLayer(StockRedisChannelLayer):
             delay = 0.1
             for member, _score in popped:
                 self._deliver(member)
+            self._sweep_unclaimed()
+
+    def _sweep_unclaimed(self) -> None:
+        """Drop the buffers nobody has waited on for ``expiry`` seconds (closed sockets').
+
+        A live socket waits again as soon as it has handled a message; a message left for
+        longer than ``expiry`` is one the layer may drop anyway (the stock layer expires it
+        in Redis). At most once per ``expiry`` (5 s at the most).
+        """
+        now = time.monotonic()
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + min(5.0, self.expiry)
+        for channel, since in list(self._unclaimed_since.items()):
+            if since < now - self.expiry and channel not in self._waiting:
+                del self._unclaimed_since[channel]
+                self.receive_buffer.pop(channel, None)
 
     def _deliver(self, content: bytes) -> None:
         try:
@@ -243,3 +270,5 @@ class RedisChannelLayer(StockRedisChannelLayer):
             return
         for channel in channels if isinstance(channels, list) else [channels]:
             self.receive_buffer[channel].put_nowait(message)
+            if channel not in self._waiting:
+                self._unclaimed_since.setdefault(channel, time.monotonic())

@@ -226,3 +226,38 @@ async def test_the_receive_pump_survives_a_redis_error_and_keeps_serving(
     assert await asyncio.wait_for(waiting, 5) == {"type": "frame"}
     await client.aclose()
     await ours.flush()
+
+
+async def test_late_replies_to_a_closed_socket_are_dropped_after_the_expiry(
+    redis_url: str, prefix: str
+) -> None:
+    ours, _ = layers(redis_url, prefix, expiry=1)
+    live, gone = await ours.new_channel(), await ours.new_channel()
+    closed = asyncio.create_task(ours.receive(gone))
+    await asyncio.sleep(0.05)
+    closed.cancel()  # the socket closed while its job was still running
+    waiting = asyncio.create_task(ours.receive(live))  # another socket keeps the pump going
+    await ours.send(gone, {"type": "late reply"})
+    await asyncio.sleep(0.3)
+    assert gone in ours.receive_buffer  # kept for a while: its socket might still ask
+    await asyncio.sleep(1.0)  # past the expiry
+    await ours.send(live, {"type": "next"})
+    assert await asyncio.wait_for(waiting, 5) == {"type": "next"}
+    assert gone not in ours.receive_buffer and ours._unclaimed_since == {}
+    await ours.flush()
+
+
+async def test_a_socket_between_two_receives_still_gets_its_message(
+    redis_url: str, prefix: str
+) -> None:
+    ours, stock = layers(redis_url, prefix, expiry=1)
+    busy, other = await ours.new_channel(), await ours.new_channel()
+    waiting = asyncio.create_task(ours.receive(other))  # keeps the pump going
+    await stock.send(busy, {"type": "one"})
+    await stock.send(busy, {"type": "two"})
+    assert await asyncio.wait_for(ours.receive(busy), 5) == {"type": "one"}
+    await asyncio.sleep(0.5)  # handling "one": not waiting, within the expiry
+    await stock.send(other, {"type": "wake"})
+    assert await asyncio.wait_for(waiting, 5) == {"type": "wake"}
+    assert await asyncio.wait_for(ours.receive(busy), 5) == {"type": "two"}
+    await ours.flush()
