@@ -1,21 +1,62 @@
-"""Markdown output without markup that markdown cannot say: a fix before trafilatura.
+"""Fixes to the tree before trafilatura reads it, for faults of its output.
 
 trafilatura's markdown output (links and formatting kept) writes underlined text as
 ``<u>...</u>``: raw HTML in the markdown an agent reads, and words once it is flattened to
 text. Markdown has no underline, so underlines are unwrapped before trafilatura runs.
 
+A link around blocks (a teaser card: ``<a href><h3>Title</h3><p>Summary</p></a>``) becomes
+one link label in its markdown, the blocks' texts joined with nothing between them
+("[Lisbon in four daysTrams, tiles...](...)"): the last word of one block and the first of
+the next merge into a word the page never says. A space is put around each block inside a
+link, as a browser's line break separates them.
+
     >>> tree = lxml.html.fromstring("<p>Read <u>this</u> now.</p>")
     >>> prepare_for_markdown(tree)
     >>> lxml.html.tostring(tree, encoding="unicode")
     '<p>Read this now.</p>'
+    >>> tree = lxml.html.fromstring('<div><a href="/a">New<h3>Title</h3><p>Summary</p></a></div>')
+    >>> prepare_for_markdown(tree)
+    >>> lxml.html.tostring(tree, encoding="unicode")
+    '<div><a href="/a">New <h3>Title</h3> <p>Summary</p> </a></div>'
 """
 
 from __future__ import annotations
 
 import lxml.html
+from lxml import etree
+
+BLOCK_TAGS = frozenset(
+    ("address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figure")
+    + ("figcaption", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li", "main")
+    + ("ol", "p", "pre", "section", "summary", "table", "tr", "td", "th", "ul", "br")
+)
 
 
 def prepare_for_markdown(tree: lxml.html.HtmlElement) -> None:
-    """Reshape ``tree`` in place so trafilatura's markdown holds no raw ``<u>`` tags."""
+    """Reshape ``tree`` in place so trafilatura's markdown holds the words the page shows."""
     for element in list(tree.iter("u")):
         element.drop_tag()
+    for link in tree.iter("a"):
+        for inner in link.iterdescendants():
+            if _is_block(inner):
+                _space_around(inner)
+
+
+def _is_block(element: etree._Element) -> bool:
+    return isinstance(element.tag, str) and element.tag.lower() in BLOCK_TAGS
+
+
+def _space_around(block: etree._Element) -> None:
+    previous = block.getprevious()
+    if previous is not None:
+        previous.tail = _end_spaced(previous.tail)
+    else:
+        parent = block.getparent()
+        if parent is not None:
+            parent.text = _end_spaced(parent.text)
+    if not block.tail or not block.tail[0].isspace():
+        block.tail = " " + (block.tail or "")
+
+
+def _end_spaced(text: str | None) -> str:
+    return text if text and text[-1].isspace() else (text or "") + " "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.fetch.extraction import extract_html
 
 from .pages import DOCS, FORUM, ITEMS, LISTING, POSTS, PRODUCT
@@ -82,3 +84,30 @@ def test_markdown_has_no_raw_underline_tags() -> None:
     )
     text = extract_html(html, mode="markdown").text
     assert "draws far less power than" in text and "<u>" not in text
+
+
+def _card_grid(wrapper: str) -> str:
+    """A page of teaser cards, each one link around a heading and a summary."""
+    cards = "".join(
+        f'<a class="card" href="/g/{i}"><div><h3>{title}</h3></div><p>{summary}</p></a>'
+        for i, (title, summary) in enumerate(ITEMS)
+    )
+    return (
+        "<html><head><title>City guides</title></head><body><header><a href='/'>Home</a>"
+        f"</header><{wrapper}><h1>City guides</h1><section>{cards}</section></{wrapper}>"
+        "</body></html>"
+    )
+
+
+def test_markdown_keeps_apart_the_heading_and_summary_of_a_card_link() -> None:
+    text = extract_html(_card_grid("main"), mode="markdown").text
+    for title, summary in ITEMS:
+        assert title + summary[:5] not in text  # not run together into one word
+        assert title in text and summary in text
+
+
+def test_markdown_of_the_main_region_links_a_card_by_its_heading() -> None:
+    tree = lxml.html.document_fromstring(_card_grid("main"))
+    text = region_candidate(tree, mode="markdown")
+    title, summary = ITEMS[0]
+    assert f"### [{title}](/g/0)\n\n{summary}" in text
