@@ -10,6 +10,12 @@ one link label in its markdown, the blocks' texts joined with nothing between th
 the next merge into a word the page never says. A space is put around each block inside a
 link, as a browser's line break separates them.
 
+trafilatura also drops a link-dense block as navigation, in text and markdown alike; on a
+page that is a grid of teaser cards, each card a link around a heading and a summary, that
+takes the heading of every card (or the whole grid). On a page that declares no kind, where
+such a grid is often the content, a link around blocks holding at least CARD_WORDS words (a
+title and a line of summary; menu entries are shorter) is unwrapped (``unwrap_card_links``).
+
     >>> tree = lxml.html.fromstring("<p>Read <u>this</u> now.</p>")
     >>> prepare_for_markdown(tree)
     >>> lxml.html.tostring(tree, encoding="unicode")
@@ -25,6 +31,8 @@ from __future__ import annotations
 import lxml.html
 from lxml import etree
 
+# A link around blocks with at least this many words is a teaser card, not a menu entry.
+CARD_WORDS = 12
 BLOCK_TAGS = frozenset(
     ("address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figure")
     + ("figcaption", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li", "main")
@@ -40,6 +48,21 @@ def prepare_for_markdown(tree: lxml.html.HtmlElement) -> None:
         for inner in link.iterdescendants():
             if _is_block(inner):
                 _space_around(inner)
+
+
+def unwrap_card_links(tree: lxml.html.HtmlElement) -> None:
+    """Unwrap the teaser cards' links, so their link density does not mark them as chrome.
+
+    >>> tree = lxml.html.fromstring('<div><a href="/a"><h3>Title</h3><p>' + "word " * 12 + "</p></a></div>")
+    >>> unwrap_card_links(tree)
+    >>> lxml.html.tostring(tree, encoding="unicode")[:21]
+    '<div><h3>Title</h3><p>'
+    """
+    for link in list(tree.iter("a")):
+        if any(_is_block(inner) for inner in link.iterdescendants()) and (
+            len(link.text_content().split()) >= CARD_WORDS
+        ):
+            link.drop_tag()
 
 
 def _is_block(element: etree._Element) -> bool:

@@ -111,3 +111,20 @@ def test_markdown_of_the_main_region_links_a_card_by_its_heading() -> None:
     text = region_candidate(tree, mode="markdown")
     title, summary = ITEMS[0]
     assert f"### [{title}](/g/0)\n\n{summary}" in text
+
+
+@MODES
+def test_undeclared_grid_of_card_links_keeps_each_card_heading(mode: str) -> None:
+    cards = "".join(
+        f'<div class="item"><a href="/g/{i}"><h3>{title}</h3><p>{summary}</p>'
+        "<span>By Ana, 3 March</span></a></div>"
+        for i, (title, summary) in enumerate(ITEMS)
+    )
+    html = (
+        "<html><head><title>City guides</title></head><body><header><a href='/'>Home</a>"
+        f"</header><div class='content'><h1>City guides</h1><div class='grid'>{cards}</div></div>"
+        "</body></html>"
+    )
+    text = " ".join(extract_html(html, mode=mode).text.split())  # type: ignore[arg-type]
+    for title, summary in ITEMS:
+        assert title in text and summary in text
