@@ -1,8 +1,14 @@
 """Fixes to the tree before trafilatura reads it, for faults of its output.
 
-trafilatura's markdown output (links and formatting kept) writes underlined text as
-``<u>...</u>``: raw HTML in the markdown an agent reads, and words once it is flattened to
-text. Markdown has no underline, so underlines are unwrapped before trafilatura runs.
+trafilatura's markdown output (links and formatting kept) writes underlined, superscript
+and subscript text as ``<u>``, ``<sup>`` and ``<sub>`` tags: raw HTML in the markdown an agent
+reads ("12<sup>th</sup>", a footnote mark "<sup>[1]</sup>"), and words once it is flattened
+to text. Markdown has none of the three, so they are unwrapped before trafilatura runs, as
+its text output reads them ("12th").
+
+In a list item, trafilatura trims the text of a heading or other block before the block's
+first child, so "to use as <strong>headbands</strong>" came out "as**headbands**" and a
+link "my[sandals](...)": words run together. That space is moved into the child.
 
 A link around blocks (a teaser card: ``<a href><h3>Title</h3><p>Summary</p></a>``) becomes
 one link label in its markdown, the blocks' texts joined with nothing between them
@@ -31,6 +37,8 @@ from __future__ import annotations
 import lxml.html
 from lxml import etree
 
+# Blocks inside a list item whose text trafilatura trims before the block's first child.
+INNER_BLOCK_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "div", "section", "dt", "dd")
 # A link around blocks with at least this many words is a teaser card, not a menu entry.
 CARD_WORDS = 12
 BLOCK_TAGS = frozenset(
@@ -42,8 +50,11 @@ BLOCK_TAGS = frozenset(
 
 def prepare_for_markdown(tree: lxml.html.HtmlElement) -> None:
     """Reshape ``tree`` in place so trafilatura's markdown holds the words the page shows."""
-    for element in list(tree.iter("u")):
+    for element in list(tree.iter("u", "sup", "sub")):
         element.drop_tag()
+    for item in tree.iter("li"):
+        for block in item.iterdescendants(*INNER_BLOCK_TAGS):
+            _keep_space_before_first_child(block)
     for link in tree.iter("a"):
         for inner in link.iterdescendants():
             if _is_block(inner):
@@ -55,7 +66,7 @@ def unwrap_card_links(tree: lxml.html.HtmlElement) -> None:
 
     >>> tree = lxml.html.fromstring('<div><a href="/a"><h3>Title</h3><p>' + "word " * 12 + "</p></a></div>")
     >>> unwrap_card_links(tree)
-    >>> lxml.html.tostring(tree, encoding="unicode")[:21]
+    >>> lxml.html.tostring(tree, encoding="unicode")[:22]
     '<div><h3>Title</h3><p>'
     """
     for link in list(tree.iter("a")):
@@ -63,6 +74,13 @@ def unwrap_card_links(tree: lxml.html.HtmlElement) -> None:
             len(link.text_content().split()) >= CARD_WORDS
         ):
             link.drop_tag()
+
+
+def _keep_space_before_first_child(block: etree._Element) -> None:
+    text = block.text or ""
+    if len(block) and text.strip() and text[-1].isspace():
+        block.text = text.rstrip()
+        block[0].text = " " + (block[0].text or "")
 
 
 def _is_block(element: etree._Element) -> bool:

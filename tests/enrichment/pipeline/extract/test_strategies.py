@@ -128,3 +128,33 @@ def test_undeclared_grid_of_card_links_keeps_each_card_heading(mode: str) -> Non
     text = " ".join(extract_html(html, mode=mode).text.split())  # type: ignore[arg-type]
     for title, summary in ITEMS:
         assert title in text and summary in text
+
+
+def _article(body: str) -> str:
+    filler = "".join(
+        f"<p>Paragraph {i} of the guide says how the state ranks on health and work.</p>"
+        for i in range(8)
+    )
+    return (
+        "<html><head><title>State ranks</title></head><body><main><article>"
+        f"<h1>State ranks</h1>{filler}{body}</article></main></body></html>"
+    )
+
+
+def test_markdown_has_no_raw_superscript_tags() -> None:
+    html = _article(
+        "<p>The state came in 12<sup>th</sup> for physical activity, as the survey"
+        "<sup>[1]</sup> found, and water is H<sub>2</sub>O as ever.</p>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "came in 12th for" in text and "<sup>" not in text and "<sub>" not in text
+
+
+def test_markdown_keeps_the_space_before_formatting_in_a_heading_inside_a_list() -> None:
+    html = _article(
+        "<ul><li><h3>to use as <strong>headbands</strong></h3></li>"
+        '<li><h3>my <a href="/sandals">sandals</a> for summer</h3></li></ul>'
+        "<p>Closing words of the guide about how the state ranks on health and work.</p>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "to use as **headbands**" in text and "my [sandals](/sandals) for" in text
