@@ -52,12 +52,14 @@ def prepare_for_markdown(tree: lxml.html.HtmlElement) -> None:
     """Reshape ``tree`` in place so trafilatura's markdown holds the words the page shows."""
     for element in list(tree.iter("u", "sup", "sub")):
         element.drop_tag()
-    for item in tree.iter("li"):
-        for block in item.iterdescendants(*INNER_BLOCK_TAGS):
-            _keep_space_before_first_child(block)
+    for block in tree.iter(*INNER_BLOCK_TAGS):
+        text = block.text
+        if text and text[-1].isspace() and len(block) and text.strip() and _in_list_item(block):
+            block.text = text.rstrip()
+            block[0].text = " " + (block[0].text or "")
     for link in tree.iter("a"):
         for inner in link.iterdescendants():
-            if _is_block(inner):
+            if inner.tag in BLOCK_TAGS:
                 _space_around(inner)
 
 
@@ -70,21 +72,14 @@ def unwrap_card_links(tree: lxml.html.HtmlElement) -> None:
     '<div><h3>Title</h3><p>'
     """
     for link in list(tree.iter("a")):
-        if any(_is_block(inner) for inner in link.iterdescendants()) and (
+        if any(inner.tag in BLOCK_TAGS for inner in link.iterdescendants()) and (
             len(link.text_content().split()) >= CARD_WORDS
         ):
             link.drop_tag()
 
 
-def _keep_space_before_first_child(block: etree._Element) -> None:
-    text = block.text or ""
-    if len(block) and text.strip() and text[-1].isspace():
-        block.text = text.rstrip()
-        block[0].text = " " + (block[0].text or "")
-
-
-def _is_block(element: etree._Element) -> bool:
-    return isinstance(element.tag, str) and element.tag.lower() in BLOCK_TAGS
+def _in_list_item(element: etree._Element) -> bool:
+    return next(element.iterancestors("li"), None) is not None
 
 
 def _space_around(block: etree._Element) -> None:
