@@ -1,21 +1,98 @@
-"""Markdown output without markup that markdown cannot say: a fix before trafilatura.
+"""Fixes to the tree before trafilatura reads it, for faults of its output.
 
-trafilatura's markdown output (links and formatting kept) writes underlined text as
-``<u>...</u>``: raw HTML in the markdown an agent reads, and words once it is flattened to
-text. Markdown has no underline, so underlines are unwrapped before trafilatura runs.
+trafilatura's markdown output (links and formatting kept) writes underlined, superscript
+and subscript text as ``<u>``, ``<sup>`` and ``<sub>`` tags: raw HTML in the markdown an agent
+reads ("12<sup>th</sup>", a footnote mark "<sup>[1]</sup>"), and words once it is flattened
+to text. Markdown has none of the three, so they are unwrapped before trafilatura runs, as
+its text output reads them ("12th").
+
+In a list item, trafilatura trims the text of a heading or other block before the block's
+first child, so "to use as <strong>headbands</strong>" came out "as**headbands**" and a
+link "my[sandals](...)": words run together. That space is moved into the child.
+
+A link around blocks (a teaser card: ``<a href><h3>Title</h3><p>Summary</p></a>``) becomes
+one link label in its markdown, the blocks' texts joined with nothing between them
+("[Lisbon in four daysTrams, tiles...](...)"): the last word of one block and the first of
+the next merge into a word the page never says. A space is put around each block inside a
+link, as a browser's line break separates them.
+
+trafilatura also drops a link-dense block as navigation, in text and markdown alike; on a
+page that is a grid of teaser cards, each card a link around a heading and a summary, that
+takes the heading of every card (or the whole grid). On a page that declares no kind, where
+such a grid is often the content, a link around blocks holding at least CARD_WORDS words (a
+title and a line of summary; menu entries are shorter) is unwrapped (``unwrap_card_links``).
 
     >>> tree = lxml.html.fromstring("<p>Read <u>this</u> now.</p>")
     >>> prepare_for_markdown(tree)
     >>> lxml.html.tostring(tree, encoding="unicode")
     '<p>Read this now.</p>'
+    >>> tree = lxml.html.fromstring('<div><a href="/a">New<h3>Title</h3><p>Summary</p></a></div>')
+    >>> prepare_for_markdown(tree)
+    >>> lxml.html.tostring(tree, encoding="unicode")
+    '<div><a href="/a">New <h3>Title</h3> <p>Summary</p> </a></div>'
 """
 
 from __future__ import annotations
 
 import lxml.html
+from lxml import etree
+
+# Blocks inside a list item whose text trafilatura trims before the block's first child.
+INNER_BLOCK_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "div", "section", "dt", "dd")
+# A link around blocks with at least this many words is a teaser card, not a menu entry.
+CARD_WORDS = 12
+BLOCK_TAGS = frozenset(
+    ("address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figure")
+    + ("figcaption", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li", "main")
+    + ("ol", "p", "pre", "section", "summary", "table", "tr", "td", "th", "ul", "br")
+)
 
 
 def prepare_for_markdown(tree: lxml.html.HtmlElement) -> None:
-    """Reshape ``tree`` in place so trafilatura's markdown holds no raw ``<u>`` tags."""
-    for element in list(tree.iter("u")):
+    """Reshape ``tree`` in place so trafilatura's markdown holds the words the page shows."""
+    for element in list(tree.iter("u", "sup", "sub")):
         element.drop_tag()
+    for block in tree.iter(*INNER_BLOCK_TAGS):
+        text = block.text
+        if text and text[-1].isspace() and len(block) and text.strip() and _in_list_item(block):
+            block.text = text.rstrip()
+            block[0].text = " " + (block[0].text or "")
+    for link in tree.iter("a"):
+        for inner in link.iterdescendants():
+            if inner.tag in BLOCK_TAGS:
+                _space_around(inner)
+
+
+def unwrap_card_links(tree: lxml.html.HtmlElement) -> None:
+    """Unwrap the teaser cards' links, so their link density does not mark them as chrome.
+
+    >>> tree = lxml.html.fromstring('<div><a href="/a"><h3>Title</h3><p>' + "word " * 12 + "</p></a></div>")
+    >>> unwrap_card_links(tree)
+    >>> lxml.html.tostring(tree, encoding="unicode")[:22]
+    '<div><h3>Title</h3><p>'
+    """
+    for link in list(tree.iter("a")):
+        if any(inner.tag in BLOCK_TAGS for inner in link.iterdescendants()) and (
+            len(link.text_content().split()) >= CARD_WORDS
+        ):
+            link.drop_tag()
+
+
+def _in_list_item(element: etree._Element) -> bool:
+    return next(element.iterancestors("li"), None) is not None
+
+
+def _space_around(block: etree._Element) -> None:
+    previous = block.getprevious()
+    if previous is not None:
+        previous.tail = _end_spaced(previous.tail)
+    else:
+        parent = block.getparent()
+        if parent is not None:
+            parent.text = _end_spaced(parent.text)
+    if not block.tail or not block.tail[0].isspace():
+        block.tail = " " + (block.tail or "")
+
+
+def _end_spaced(text: str | None) -> str:
+    return text if text and text[-1].isspace() else (text or "") + " "

@@ -4,9 +4,11 @@ Most pages mark where their content is: a single ``<main>`` (or ``role="main"``)
 a single top-level ``<article>``. Inside it, navigation, sidebars, footers, forms and buttons
 are chrome whatever the page; everything else is kept in document order. That keeps what
 block-scoring extractors cut on documentation, listings, collections and service pages: every
-item of a grid, every section of a long page, code blocks and tables. A region that holds
-less than a fifth of the page's words is a teaser box, not the main content; a page without
-a region gives no candidate (its body is mostly header, banners and footer).
+item of a grid, every section of a long page, code blocks and tables (in markdown, a link
+around blocks, a teaser card, links its first line rather than running the card's heading
+and summary together in one label). A region that holds less than a fifth of the page's
+words is a teaser box, not the main content; a page without a region gives no candidate (its
+body is mostly header, banners and footer).
 
     >>> import lxml.html
     >>> page = lxml.html.document_fromstring(
@@ -84,6 +86,18 @@ def _outermost(elements: list[etree._Element]) -> list[etree._Element]:
     ]
 
 
+def _holds_blocks(element: etree._Element) -> bool:
+    return any(
+        isinstance(child.tag, str)
+        and (
+            child.tag.lower() in _BLOCKS
+            or child.tag.lower() in _HEADINGS
+            or child.tag.lower() in ("pre", "table", "br", "hr")
+        )
+        for child in element.iterdescendants()
+    )
+
+
 def _word_count(element: etree._Element) -> int:
     return len(element.text_content().split()) if isinstance(element.tag, str) else 0
 
@@ -99,6 +113,7 @@ class _Writer:
         self.prefix = ""
         self.list_depth = 0
         self.depth = 0
+        self.link: str | None = None  # target of a block link, waiting for its first line
 
     def result(self) -> str:
         self.flush()
@@ -109,6 +124,9 @@ class _Writer:
         text = _SPACES.sub(" ", "".join(self.line)).strip()
         self.line = []
         if text:
+            if self.link is not None:
+                text = f"[{text}]({self.link})"
+                self.link = None
             self.blocks.append(self.prefix + text)
             self.prefix = ""
 
@@ -192,12 +210,15 @@ class _Writer:
         if tag in _BLOCKS or tag in _HEADINGS or tag in ("pre", "table", "br", "hr"):
             self.block(element)
             return
-        if self.markdown and tag == "a" and element.get("href"):
+        if self.markdown and tag == "a" and element.get("href") and self.link is None:
             label = " ".join(element.text_content().split())
             href = element.get("href", "").strip()
             if label and not href.startswith(("#", "javascript:")):
                 target = urljoin(self.base_url, href) if self.base_url else href
-                self.line.append(f"[{label}]({target})")
+                if _holds_blocks(element):
+                    self.block_link(element, target)
+                else:
+                    self.line.append(f"[{label}]({target})")
                 return
         if self.markdown and tag == "code":
             code = element.text_content()
@@ -212,6 +233,22 @@ class _Writer:
             self.inline_children(element)
         finally:
             self.depth -= 1
+
+    def block_link(self, element: etree._Element, target: str) -> None:
+        """A link around blocks (a card: heading, summary): its blocks, the first one linked.
+
+        One label made of the whole card would run its heading into its summary
+        ("Reshaping Education in 2025In 2025, ...").
+        """
+        self.flush()
+        self.link = target
+        self.depth += 1
+        try:
+            self.inline_children(element)
+        finally:
+            self.depth -= 1
+        self.flush()
+        self.link = None
 
     def table(self, table: etree._Element) -> None:
         rows = []

@@ -38,7 +38,7 @@ from enrichment.pipeline.extract.candidates import (
     trafilatura_candidate,
 )
 from enrichment.pipeline.extract.choose import choose_for_kind
-from enrichment.pipeline.extract.markdown import prepare_for_markdown
+from enrichment.pipeline.extract.markdown import prepare_for_markdown, unwrap_card_links
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
@@ -275,8 +275,11 @@ def _main_content(
             if body is not None and body.words < UNDECLARED_ARTICLE_WORDS:
                 body = None
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
+    # trafilatura alone reads the tree from here on.
+    if kind == "other":
+        unwrap_card_links(tree)
     if mode == "markdown":
-        prepare_for_markdown(tree)  # trafilatura alone reads the tree from here on
+        prepare_for_markdown(tree)
     first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
     second = resiliparse_candidate(cleaned_html, mode=mode)
     # Decided on the words a reader sees: link targets and markup do not count as text.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.fetch.extraction import extract_html
 
 from .pages import DOCS, FORUM, ITEMS, LISTING, POSTS, PRODUCT
@@ -82,3 +84,77 @@ def test_markdown_has_no_raw_underline_tags() -> None:
     )
     text = extract_html(html, mode="markdown").text
     assert "draws far less power than" in text and "<u>" not in text
+
+
+def _card_grid(wrapper: str) -> str:
+    """A page of teaser cards, each one link around a heading and a summary."""
+    cards = "".join(
+        f'<a class="card" href="/g/{i}"><div><h3>{title}</h3></div><p>{summary}</p></a>'
+        for i, (title, summary) in enumerate(ITEMS)
+    )
+    return (
+        "<html><head><title>City guides</title></head><body><header><a href='/'>Home</a>"
+        f"</header><{wrapper}><h1>City guides</h1><section>{cards}</section></{wrapper}>"
+        "</body></html>"
+    )
+
+
+def test_markdown_keeps_apart_the_heading_and_summary_of_a_card_link() -> None:
+    text = extract_html(_card_grid("main"), mode="markdown").text
+    for title, summary in ITEMS:
+        assert title + summary[:5] not in text  # not run together into one word
+        assert title in text and summary in text
+
+
+def test_markdown_of_the_main_region_links_a_card_by_its_heading() -> None:
+    tree = lxml.html.document_fromstring(_card_grid("main"))
+    text = region_candidate(tree, mode="markdown")
+    title, summary = ITEMS[0]
+    assert f"### [{title}](/g/0)\n\n{summary}" in text
+
+
+@MODES
+def test_undeclared_grid_of_card_links_keeps_each_card_heading(mode: str) -> None:
+    cards = "".join(
+        f'<div class="item"><a href="/g/{i}"><h3>{title}</h3><p>{summary}</p>'
+        "<span>By Ana, 3 March</span></a></div>"
+        for i, (title, summary) in enumerate(ITEMS)
+    )
+    html = (
+        "<html><head><title>City guides</title></head><body><header><a href='/'>Home</a>"
+        f"</header><div class='content'><h1>City guides</h1><div class='grid'>{cards}</div></div>"
+        "</body></html>"
+    )
+    text = " ".join(extract_html(html, mode=mode).text.split())  # type: ignore[arg-type]
+    for title, summary in ITEMS:
+        assert title in text and summary in text
+
+
+def _article(body: str) -> str:
+    filler = "".join(
+        f"<p>Paragraph {i} of the guide says how the state ranks on health and work.</p>"
+        for i in range(8)
+    )
+    return (
+        "<html><head><title>State ranks</title></head><body><main><article>"
+        f"<h1>State ranks</h1>{filler}{body}</article></main></body></html>"
+    )
+
+
+def test_markdown_has_no_raw_superscript_tags() -> None:
+    html = _article(
+        "<p>The state came in 12<sup>th</sup> for physical activity, as the survey"
+        "<sup>[1]</sup> found, and water is H<sub>2</sub>O as ever.</p>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "came in 12th for" in text and "<sup>" not in text and "<sub>" not in text
+
+
+def test_markdown_keeps_the_space_before_formatting_in_a_heading_inside_a_list() -> None:
+    html = _article(
+        "<ul><li><h3>to use as <strong>headbands</strong></h3></li>"
+        '<li><h3>my <a href="/sandals">sandals</a> for summer</h3></li></ul>'
+        "<p>Closing words of the guide about how the state ranks on health and work.</p>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "to use as **headbands**" in text and "my [sandals](/sandals) for" in text
