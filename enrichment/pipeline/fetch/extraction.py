@@ -79,6 +79,8 @@ _HIDDEN_TAGS = (
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
 )
+# Any of them inside a lower-cased class list: the cheap test before the list is split.
+_HIDDEN_CLASS_NAMED = re.compile("|".join(sorted(_HIDDEN_CLASSES)))
 # "d-none d-md-block" (Bootstrap) or "hidden lg:flex" (Tailwind): hidden on a phone, shown
 # from some width up. A desktop browser shows it, so it is content, not a hiding trick.
 _RESPONSIVE_SHOWN_CLASS = re.compile(
@@ -417,8 +419,8 @@ def _without_reveal_wrappers(
     least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
     hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
     """
-    if not doomed:
-        return doomed
+    if not any(_is_fade_in(element) for element in doomed):
+        return doomed  # the page's words are counted only when a wrapper could be kept
     page_words = len(tree.text_content().split())
     return [
         element
@@ -440,21 +442,31 @@ def _is_fade_in(element: etree._Element) -> bool:
 
 
 def _is_hidden(element: etree._Element) -> bool:
-    if not isinstance(element.tag, str):
+    tag = element.tag
+    if not isinstance(tag, str):
         return False
-    tag = element.tag.lower()
+    tag = tag.lower()
     if tag in _HIDDEN_TAGS:
         return True
-    attributes = element.attrib
-    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
+    # Called on every element of the page: each attribute is read once, and the class list
+    # is split only when it can name a hiding class at all.
+    get = element.get
+    if get("hidden") is not None:
         return True
-    if tag == "input" and attributes.get("type", "").lower() == "hidden":
+    aria_hidden = get("aria-hidden")
+    if aria_hidden is not None and aria_hidden.strip() in ("true", "1"):
         return True
-    classes = set(attributes.get("class", "").lower().split())
-    hidden_by_class = bool(classes & _HIDDEN_CLASSES) and not any(
-        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
-    )
-    return hidden_by_class or bool(_HIDDEN_STYLE.search(attributes.get("style", "")))
+    if tag == "input" and (get("type") or "").lower() == "hidden":
+        return True
+    class_names = (get("class") or "").lower()
+    if _HIDDEN_CLASS_NAMED.search(class_names):
+        classes = set(class_names.split())
+        if classes & _HIDDEN_CLASSES and not any(
+            _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
+        ):
+            return True
+    style = get("style")
+    return style is not None and bool(_HIDDEN_STYLE.search(style))
 
 
 def _drop(element: etree._Element) -> None:

@@ -37,8 +37,10 @@ def test_fade_in_wrapper_around_the_whole_page_is_read(wrapper: str) -> None:
     "hidden",
     [f'<p style="opacity:0">{INJECTION}</p>', f'<p style="visibility:hidden">{INJECTION}</p>',
      f"<div hidden>{INJECTION}</div>", f'<p class="d-none">{INJECTION}</p>',
-     f'<p style="position:absolute;top:-9999px">{INJECTION}</p>'],
-    ids=["opacity-0", "visibility-hidden", "hidden-attr", "d-none", "off-screen"],
+     f'<p style="position:absolute;top:-9999px">{INJECTION}</p>',
+     f'<p class="note Visually-Hidden">{INJECTION}</p>'],
+    ids=["opacity-0", "visibility-hidden", "hidden-attr", "d-none", "off-screen",
+         "class-in-capitals"],
 )  # fmt: skip
 def test_small_hidden_block_in_a_visible_page_is_removed(hidden: str) -> None:
     text = extract_html(_page(PARAGRAPHS[:400] + hidden + PARAGRAPHS[400:])).text
@@ -85,6 +87,17 @@ def test_hidden_only_on_small_screens_is_content(classes: str) -> None:
         "low tide, which the mobile layout folds away.</p></div>"
     )
     assert "every berth and its depth" in extract_html(_page(PARAGRAPHS + block)).text
+
+
+@pytest.mark.parametrize(
+    "classes", ["overflow-hidden", "hiddenbox", "tabs-invisible-border"], ids=str
+)
+def test_class_that_only_contains_a_hiding_word_is_content(classes: str) -> None:
+    block = (
+        f'<div class="{classes}"><p>The ferry timetable changes in winter, with two '
+        "crossings a day instead of five.</p></div>"
+    )
+    assert "The ferry timetable changes" in extract_html(_page(PARAGRAPHS + block)).text
 
 
 def test_negative_margin_is_not_off_screen() -> None:
