@@ -138,3 +138,18 @@ def test_content_after_an_early_closing_body_tag_is_read(early_end: str, mode: s
     )
     text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
     assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_page_wrapped_in_one_form_is_read_and_its_fields_are_not(mode: str) -> None:
+    # Elements are parsed as plain HTML elements (no per-tag form classes): the page-wide
+    # form of some frameworks still holds the content, its controls still add no words.
+    html = (
+        "<html><head><title>Harbour works</title></head><body><form id='page'>"
+        "<label for='q'>Search the port</label><input id='q' name='q' value='cranes'>"
+        "<select name='lang'><option>English</option><option>Deutsch</option></select>"
+        f"<h1>Harbour works</h1>{PARAGRAPHS}</form></body></html>"
+    )
+    text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+    assert "cranes" not in text and "Deutsch" not in text
