@@ -130,6 +130,20 @@ def _html_parser() -> lxml.html.HTMLParser:
 
 
 _PARSER = _html_parser()
+# Markdown markup flattened to the words a reader sees, each with a marker the text must
+# hold for the pattern to match at all: images, links (to their labels), code fences,
+# inline code, heading and list markers.
+_MARKDOWN_MARKUP = (
+    ("![", re.compile(r"!\[[^\]]*\]\([^)]*\)"), ""),
+    ("](", re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    ("```", re.compile(r"^```[^\n]*\n?", re.MULTILINE), ""),
+    ("`", re.compile(r"`([^`]*)`"), r"\1"),
+    ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
+    ("", re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", re.MULTILINE), ""),
+)
+_SPACE_RUNS = re.compile(r"[ \t]+")
+_SPACED_BREAK = re.compile(r" *\n *")
+_BLANK_RUNS = re.compile(r"\n{3,}")
 _HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
@@ -229,12 +243,10 @@ def media_type_of(content_type: str | None) -> str:
 
 def markdown_to_text(markdown: str) -> str:
     """Flatten markdown (notes A6): drop images, links to labels, fences, heading/list markers."""
-    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown)
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"^```[^\n]*\n?", "", text, flags=re.MULTILINE)
-    text = re.sub(r"`([^`]*)`", r"\1", text)
-    text = re.sub(r"^#{1,6}[ \t]+", "", text, flags=re.MULTILINE)
-    text = re.sub(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", "", text, flags=re.MULTILINE)
+    text = markdown
+    for marker, pattern, replacement in _MARKDOWN_MARKUP:
+        if marker in text:  # a text without the marker has nothing the pattern would change
+            text = pattern.sub(replacement, text)
     return _normalise_whitespace(text)
 
 
@@ -577,9 +589,14 @@ def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS)
 
 def _normalise_whitespace(text: str) -> str:
     text = text.replace("\r", "").replace("\xa0", " ")
-    text = re.sub(r"[ \t]+", " ", text)
-    text = re.sub(r" *\n *", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
+    # Each pass runs only on a text it would change (most lines of an extraction are clean
+    # already): a lone space, a bare line break, one blank line are left as they are anyway.
+    if "\t" in text or "  " in text:
+        text = _SPACE_RUNS.sub(" ", text)
+    if " \n" in text or "\n " in text:
+        text = _SPACED_BREAK.sub("\n", text)
+    if "\n\n\n" in text:
+        text = _BLANK_RUNS.sub("\n\n", text)
     return text.strip()
 
 
