@@ -79,6 +79,8 @@ _HIDDEN_TAGS = (
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
 )
+# Any of them inside a lower-cased class list: the cheap test before the list is split.
+_HIDDEN_CLASS_NAMED = re.compile("|".join(sorted(_HIDDEN_CLASSES)))
 # "d-none d-md-block" (Bootstrap) or "hidden lg:flex" (Tailwind): hidden on a phone, shown
 # from some width up. A desktop browser shows it, so it is content, not a hiding trick.
 _RESPONSIVE_SHOWN_CLASS = re.compile(
@@ -105,6 +107,43 @@ _BLOCK_TAGS = frozenset(
 # libxml2 drops the blocks that follow, so a page that closes them early (after its header)
 # lost its content.
 _BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
+
+
+def _html_parser() -> lxml.html.HTMLParser:
+    """lxml's HTML parser, every element an ``HtmlElement`` picked without calling Python.
+
+    The stock parser asks a Python function which class each element gets (forms and their
+    fields have their own) every time an element is touched from Python; on pages of
+    thousands of elements, walked by every extractor, that is a good share of the time. No
+    extractor here uses the form classes' extra properties.
+    """
+    parser = lxml.html.HTMLParser()
+    parser.set_element_class_lookup(
+        etree.ElementDefaultClassLookup(
+            element=lxml.html.HtmlElement,
+            comment=lxml.html.HtmlComment,
+            pi=lxml.html.HtmlProcessingInstruction,
+            entity=lxml.html.HtmlEntity,
+        )
+    )
+    return parser
+
+
+_PARSER = _html_parser()
+# Markdown markup flattened to the words a reader sees, each with a marker the text must
+# hold for the pattern to match at all: images, links (to their labels), code fences,
+# inline code, heading and list markers.
+_MARKDOWN_MARKUP = (
+    ("![", re.compile(r"!\[[^\]]*\]\([^)]*\)"), ""),
+    ("](", re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    ("```", re.compile(r"^```[^\n]*\n?", re.MULTILINE), ""),
+    ("`", re.compile(r"`([^`]*)`"), r"\1"),
+    ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
+    ("", re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", re.MULTILINE), ""),
+)
+_SPACE_RUNS = re.compile(r"[ \t]+")
+_SPACED_BREAK = re.compile(r" *\n *")
+_BLANK_RUNS = re.compile(r"\n{3,}")
 _HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
@@ -204,12 +243,10 @@ def media_type_of(content_type: str | None) -> str:
 
 def markdown_to_text(markdown: str) -> str:
     """Flatten markdown (notes A6): drop images, links to labels, fences, heading/list markers."""
-    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", markdown)
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"^```[^\n]*\n?", "", text, flags=re.MULTILINE)
-    text = re.sub(r"`([^`]*)`", r"\1", text)
-    text = re.sub(r"^#{1,6}[ \t]+", "", text, flags=re.MULTILINE)
-    text = re.sub(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", "", text, flags=re.MULTILINE)
+    text = markdown
+    for marker, pattern, replacement in _MARKDOWN_MARKUP:
+        if marker in text:  # a text without the marker has nothing the pattern would change
+            text = pattern.sub(replacement, text)
     return _normalise_whitespace(text)
 
 
@@ -320,7 +357,7 @@ def _clean_tree(
     the extractors read the page's structure better with them.
     """
     try:
-        tree = lxml.html.document_fromstring(_BODY_END.sub("", html))
+        tree = lxml.html.document_fromstring(_BODY_END.sub("", html), parser=_PARSER)
     except (etree.ParserError, ValueError):
         return None
     if keep_noscript:
@@ -420,8 +457,8 @@ def _without_reveal_wrappers(
     least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
     hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
     """
-    if not doomed:
-        return doomed
+    if not any(_is_fade_in(element) for element in doomed):
+        return doomed  # the page's words are counted only when a wrapper could be kept
     page_words = len(tree.text_content().split())
     return [
         element
@@ -443,21 +480,31 @@ def _is_fade_in(element: etree._Element) -> bool:
 
 
 def _is_hidden(element: etree._Element) -> bool:
-    if not isinstance(element.tag, str):
+    tag = element.tag
+    if not isinstance(tag, str):
         return False
-    tag = element.tag.lower()
+    tag = tag.lower()
     if tag in _HIDDEN_TAGS:
         return True
-    attributes = element.attrib
-    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
+    # Called on every element of the page: each attribute is read once, and the class list
+    # is split only when it can name a hiding class at all.
+    get = element.get
+    if get("hidden") is not None:
         return True
-    if tag == "input" and attributes.get("type", "").lower() == "hidden":
+    aria_hidden = get("aria-hidden")
+    if aria_hidden is not None and aria_hidden.strip() in ("true", "1"):
         return True
-    classes = set(attributes.get("class", "").lower().split())
-    hidden_by_class = bool(classes & _HIDDEN_CLASSES) and not any(
-        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
-    )
-    return hidden_by_class or bool(_HIDDEN_STYLE.search(attributes.get("style", "")))
+    if tag == "input" and (get("type") or "").lower() == "hidden":
+        return True
+    class_names = (get("class") or "").lower()
+    if _HIDDEN_CLASS_NAMED.search(class_names):
+        classes = set(class_names.split())
+        if classes & _HIDDEN_CLASSES and not any(
+            _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
+        ):
+            return True
+    style = get("style")
+    return style is not None and bool(_HIDDEN_STYLE.search(style))
 
 
 def _drop(element: etree._Element) -> None:
@@ -545,9 +592,14 @@ def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS)
 
 def _normalise_whitespace(text: str) -> str:
     text = text.replace("\r", "").replace("\xa0", " ")
-    text = re.sub(r"[ \t]+", " ", text)
-    text = re.sub(r" *\n *", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text)
+    # Each pass runs only on a text it would change (most lines of an extraction are clean
+    # already): a lone space, a bare line break, one blank line are left as they are anyway.
+    if "\t" in text or "  " in text:
+        text = _SPACE_RUNS.sub(" ", text)
+    if " \n" in text or "\n " in text:
+        text = _SPACED_BREAK.sub("\n", text)
+    if "\n\n\n" in text:
+        text = _BLANK_RUNS.sub("\n\n", text)
     return text.strip()
 
 

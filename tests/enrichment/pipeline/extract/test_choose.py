@@ -30,6 +30,14 @@ def test_choice(first: str, second: str, source: str, reason: str) -> None:
     assert (choice.source, choice.reason) == (source, reason)
 
 
+def test_words_with_a_dotted_capital_i_are_counted_as_written() -> None:
+    # 45 words: below the 50 that count as "found something", whatever lower-casing does
+    # to the capital I with a dot (it becomes an "i" and a combining dot, two runs of text).
+    turkish = " ".join(f"\u0130zmir{i}" for i in range(45))
+    longer = " ".join(f"word{i}" for i in range(60))
+    assert choose_candidate(turkish, longer).reason == "trafilatura too short"
+
+
 def test_contained_share_is_reported() -> None:
     assert choose_candidate(ARTICLE, ARTICLE).contained == 1.0
     assert choose_candidate(ARTICLE, OTHER).contained == 0.0

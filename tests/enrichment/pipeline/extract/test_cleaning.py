@@ -37,8 +37,10 @@ def test_fade_in_wrapper_around_the_whole_page_is_read(wrapper: str) -> None:
     "hidden",
     [f'<p style="opacity:0">{INJECTION}</p>', f'<p style="visibility:hidden">{INJECTION}</p>',
      f"<div hidden>{INJECTION}</div>", f'<p class="d-none">{INJECTION}</p>',
-     f'<p style="position:absolute;top:-9999px">{INJECTION}</p>'],
-    ids=["opacity-0", "visibility-hidden", "hidden-attr", "d-none", "off-screen"],
+     f'<p style="position:absolute;top:-9999px">{INJECTION}</p>',
+     f'<p class="note Visually-Hidden">{INJECTION}</p>'],
+    ids=["opacity-0", "visibility-hidden", "hidden-attr", "d-none", "off-screen",
+         "class-in-capitals"],
 )  # fmt: skip
 def test_small_hidden_block_in_a_visible_page_is_removed(hidden: str) -> None:
     text = extract_html(_page(PARAGRAPHS[:400] + hidden + PARAGRAPHS[400:])).text
@@ -87,6 +89,17 @@ def test_hidden_only_on_small_screens_is_content(classes: str) -> None:
     assert "every berth and its depth" in extract_html(_page(PARAGRAPHS + block)).text
 
 
+@pytest.mark.parametrize(
+    "classes", ["overflow-hidden", "hiddenbox", "tabs-invisible-border"], ids=str
+)
+def test_class_that_only_contains_a_hiding_word_is_content(classes: str) -> None:
+    block = (
+        f'<div class="{classes}"><p>The ferry timetable changes in winter, with two '
+        "crossings a day instead of five.</p></div>"
+    )
+    assert "The ferry timetable changes" in extract_html(_page(PARAGRAPHS + block)).text
+
+
 def test_negative_margin_is_not_off_screen() -> None:
     block = (
         '<div style="margin-top: -120px"><p>Work on the breakwater starts in the autumn and '
@@ -125,3 +138,18 @@ def test_content_after_an_early_closing_body_tag_is_read(early_end: str, mode: s
     )
     text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
     assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_page_wrapped_in_one_form_is_read_and_its_fields_are_not(mode: str) -> None:
+    # Elements are parsed as plain HTML elements (no per-tag form classes): the page-wide
+    # form of some frameworks still holds the content, its controls still add no words.
+    html = (
+        "<html><head><title>Harbour works</title></head><body><form id='page'>"
+        "<label for='q'>Search the port</label><input id='q' name='q' value='cranes'>"
+        "<select name='lang'><option>English</option><option>Deutsch</option></select>"
+        f"<h1>Harbour works</h1>{PARAGRAPHS}</form></body></html>"
+    )
+    text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+    assert "cranes" not in text and "Deutsch" not in text

@@ -177,6 +177,21 @@ def test_markdown_text_mode() -> None:
 
 
 @pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("a\tb", "a b"), ("a  b", "a b"), ("a \nb", "a\nb"), ("a\n b", "a\nb"),
+        ("a\n\n\n\nb", "a\n\nb"), ("a\r\nb\xa0\xa0c", "a\nb c"), ("a b\nc\n\nd", "a b\nc\n\nd"),
+        ("see [docs](u)", "see docs"), ("![logo](l.png) hi", "hi"), ("`x` and y", "x and y"),
+        ("## Head", "Head"), ("a # b", "a # b"), ("- item\n2. next", "item\nnext"),
+    ],
+    ids=["tab", "two-spaces", "space-before-break", "space-after-break", "blank-lines",
+         "cr-and-nbsp", "clean", "link", "image", "code", "heading", "inline-hash", "list"],
+)  # fmt: skip
+def test_markdown_flattening_cleans_only_what_needs_it(markdown: str, expected: str) -> None:
+    assert markdown_to_text(markdown) == expected
+
+
+@pytest.mark.parametrize(
     ("body", "content_type", "expected"),
     [
         ("Ça coûte 5 €".encode("cp1252"), "text/plain; charset=windows-1252", "Ça coûte 5 €"),
