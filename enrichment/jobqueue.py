@@ -30,6 +30,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, cast
 
 import redis
@@ -128,14 +129,13 @@ if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[1]) then
 end
 return redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
 """
-_submit_scripts: dict[str, Any] = {}
 
 
+@cache
 def _submit_script(redis_client: aioredis.Redis) -> Any:
-    """The submit script (EVALSHA, loaded again by redis-py when the server lost it)."""
-    if "submit" not in _submit_scripts:
-        _submit_scripts["submit"] = redis_client.register_script(SUBMIT_SCRIPT)
-    return _submit_scripts["submit"]
+    """The submit script of a client (EVALSHA, loaded again by redis-py when the server lost
+    it); one client per Redis URL (``client``), so one script each."""
+    return redis_client.register_script(SUBMIT_SCRIPT)
 
 
 async def job_submit(

@@ -23,7 +23,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from controlui.plumbing.consumers import close_stale_connections
+from controlui.plumbing.connections import close_stale_connections
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
 from enrichment.config_cache import LoadedConfig, config_cached, config_copy
 from enrichment.config_store import config_document

@@ -6,28 +6,15 @@ from typing import Any, ClassVar
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.db import connections
 
 CLOSE_UNAUTHENTICATED = 4401
-
-
-def close_stale_connections() -> None:
-    """Channels' per-event database check (``close_old_connections``), for a sync function
-    to run first in its own thread hop instead of paying a hop for the check.
-
-    A connection inside an atomic block is left alone: Django would drop it (its autocommit
-    is off), and with it the caller's transaction.
-    """
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
 
 
 class AuthenticatedJsonConsumer(AsyncJsonWebsocketConsumer):
     """Accepts only logged-in users; anonymous sockets are closed with 4401."""
 
     # WebSocket events whose handler reaches the database only through functions that call
-    # ``close_stale_connections`` themselves, in the same hop.
+    # ``plumbing.connections.close_stale_connections`` themselves, in the same hop.
     checks_own_connections: ClassVar[frozenset[str]] = frozenset()
 
     async def connect(self) -> None:

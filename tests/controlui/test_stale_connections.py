@@ -8,7 +8,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from controlui.plumbing.consumers import close_stale_connections
+from controlui.plumbing.connections import close_stale_connections
 from enrichment.models import Run
 
 
