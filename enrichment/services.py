@@ -33,6 +33,7 @@ from enrichment.models import Run
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
 from enrichment.pipeline.fetch.ssrf import system_resolve
+from enrichment.pipeline.progress import HeldProgress
 from enrichment.pipeline.runner import DEFAULT_MAX_STDOUT_BYTES, CommandResult, run_command
 from enrichment.pipeline.stages import StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
@@ -306,8 +307,13 @@ async def enrichment_run(
         runner=partial(_run_cli, config),
         resolve=lambda host: resolve_host(host),
     )
+    progress = None if on_progress is None else HeldProgress(on_progress, after=_progress_after())
     try:
-        result = await run_stages(stages_build(env), request.context(), on_progress)
+        try:
+            result = await run_stages(stages_build(env), request.context(), progress)
+        finally:
+            if progress is not None:
+                await progress.close()  # nothing held is sent once the run is over
     except asyncio.CancelledError:
         # The socket closed (or the worker is stopping): close the run instead of leaving
         # it "running" until the stale-run sweep, then let the cancellation go on.
@@ -330,6 +336,11 @@ async def enrichment_run(
     )
     await decision_broadcast(run)
     return {"runId": run.pk, "body": result.body, **stage_json(result.records)}
+
+
+def _progress_after() -> float:
+    """Seconds a run lasts before its progress frames go out (``PROGRESS_AFTER_MS``)."""
+    return settings.PROGRESS_AFTER_MS / 1000
 
 
 def _elapsed_ms(started: float) -> int:

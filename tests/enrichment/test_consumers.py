@@ -73,7 +73,8 @@ async def test_concurrent_requests_on_one_socket_keep_their_ids_apart(user, summ
     await communicator.disconnect()
 
 
-async def test_progress_frames_come_before_the_result(user, summarizer) -> None:
+async def test_progress_frames_come_before_the_result(user, summarizer, settings) -> None:
+    settings.PROGRESS_AFTER_MS = 0  # every frame at once
     communicator = await connected(user)
     await communicator.send_json_to(
         enrich_frame("p1", "two links http://127.0.0.1/x http://127.0.0.1/y")
@@ -86,6 +87,29 @@ async def test_progress_frames_come_before_the_result(user, summarizer) -> None:
     assert all(frame["id"] == "p1" and frame["stage"] == "links" for frame in progress)
     assert {frame["url"] for frame in progress} <= {"http://127.0.0.1/x", "http://127.0.0.1/y"}
     assert all(isinstance(frame["text"], str) and frame["text"] for frame in progress)
+    await communicator.disconnect()
+
+
+async def test_a_quick_run_answers_with_its_result_alone(user, summarizer, settings) -> None:
+    settings.PROGRESS_AFTER_MS = 30_000  # far longer than the summarizer takes
+    communicator = await connected(user)
+    await communicator.send_json_to(enrich_frame("q", "see http://127.0.0.1/q"))
+    frames = await frames_until_results(communicator, {"q"})
+    assert [frame["type"] for frame in frames] == ["result"]
+    assert "Summary of http://127.0.0.1/q" in frames[0]["body"]
+    await communicator.disconnect()
+
+
+async def test_a_long_run_sends_its_held_progress_before_the_result(
+    user, summarizer, settings
+) -> None:
+    settings.PROGRESS_AFTER_MS = 200  # the /slow summary takes a second
+    communicator = await connected(user)
+    await communicator.send_json_to(enrich_frame("s", "see http://127.0.0.1/slow"))
+    frames = await frames_until_results(communicator, {"s"})
+    assert [frame["type"] for frame in frames] == ["progress", "result"]
+    assert frames[0]["url"] == "http://127.0.0.1/slow"
+    assert frames[0]["text"].startswith("Running ")
     await communicator.disconnect()
 
 

@@ -100,8 +100,9 @@ async def test_two_local_pages_are_fetched_and_enveloped(server, pages) -> None:
     frames = await enrich(server, f"Did you see {one} and also {two} today")
     result = frames[-1]
     assert result["type"] == "result", result
-    progress_urls = {frame["url"] for frame in frames if frame["type"] == "progress"}
-    assert progress_urls == {one, two}
+    # Fetched and extracted in-process in well under the 0.5 s a run lasts before its
+    # progress frames go out: the result comes alone.
+    assert [frame["type"] for frame in frames] == ["result"]
     body = result["body"]
     assert body.startswith(
         f"Did you see {one} and also {two} today\n\n[Link 1/2]\nURL: {one}\nSource: link-understand\nSummary:\n"

@@ -93,15 +93,15 @@ async def test_progress_then_result(live_summarizer) -> None:
     try:
         await socket.send(
             json.dumps(
-                {"type": "enrich", "id": "p", "message": {"body": "see http://127.0.0.1/page"}}
+                {"type": "enrich", "id": "p", "message": {"body": "see http://127.0.0.1/slow"}}
             )
         )
         frames = await receive_until(socket, {"p"})
     finally:
         await socket.close()
     assert [frame["type"] for frame in frames] == ["progress"] * (len(frames) - 1) + ["result"]
-    assert frames[0]["stage"] == "links" and frames[0]["url"] == "http://127.0.0.1/page"
-    assert "Summary of http://127.0.0.1/page" in frames[-1]["body"]
+    assert frames[0]["stage"] == "links" and frames[0]["url"] == "http://127.0.0.1/slow"
+    assert "Summary of http://127.0.0.1/slow" in frames[-1]["body"]
 
 
 @pytest.mark.parametrize(

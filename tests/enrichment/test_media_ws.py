@@ -48,8 +48,9 @@ def data_frame(request_id: str, body: str, data: bytes, **attachment: Any) -> di
 
 
 async def test_base64_attachment_is_transcribed_with_media_progress(
-    user, whisper_config, isolated
+    user, whisper_config, isolated, settings
 ) -> None:
+    settings.PROGRESS_AFTER_MS = 0  # every frame at once
     communicator = await connected(user)
     await communicator.send_json_to(data_frame("v1", "what did she say?", WAV))
     frames = await frames_until_result(communicator, "v1")
@@ -75,7 +76,10 @@ async def test_base64_attachment_is_transcribed_with_media_progress(
     await communicator.disconnect()
 
 
-async def test_media_progress_comes_before_link_progress(user, server, monkeypatch) -> None:
+async def test_media_progress_comes_before_link_progress(
+    user, server, monkeypatch, settings
+) -> None:
+    settings.PROGRESS_AFTER_MS = 0  # every frame at once
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     spoken = server.base + "/menu"
     monkeypatch.setattr(FakeServer, "transcript", f"see {spoken}")

@@ -96,8 +96,8 @@ def test_jobs_run_in_the_worker_process(tmp_path, private_redis_url) -> None:
         assert set(results) == {"w1", "w2"}, frames
         assert "Summary of http://127.0.0.1/w1" in results["w1"]["body"]
         assert "Summary of http://127.0.0.1/w2/slow" in results["w2"]["body"]
-        progress = [frame for frame in frames if frame["type"] == "progress"]
-        assert {frame["id"] for frame in progress} == {"w1", "w2"}
+        # The worker's progress frames reach the socket (a run lasting over 0.5 s has them).
+        assert "w2" in {frame["id"] for frame in frames if frame["type"] == "progress"}
         # One worker runs jobs side by side: the quick one is not stuck behind the slow one.
         assert [f["id"] for f in frames if f["type"] == "result"] == ["w1", "w2"]
         for result in results.values():
@@ -172,7 +172,7 @@ async def test_consumer_hands_jobs_to_the_worker_channel(user, summarizer, setti
     while len([f for f in frames if f["type"] == "result"]) < 2:
         frames.append(await socket_.receive_json_from(timeout=20))
     assert [f["id"] for f in frames if f["type"] == "result"] == ["quick", "slow"]
-    assert {f["id"] for f in frames if f["type"] == "progress"} == {"slow", "quick"}
+    assert "slow" in {f["id"] for f in frames if f["type"] == "progress"}
     results = {f["id"]: f for f in frames if f["type"] == "result"}
     assert "Summary of http://127.0.0.1/slow" in results["slow"]["body"]
     owners = {run.owner async for run in Run.objects.all()}
