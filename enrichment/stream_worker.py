@@ -42,6 +42,8 @@ from enrichment.models import Run
 logger = logging.getLogger(__name__)
 
 SLOTS = 32
+# Jobs taken per read at most (while slots are free): few enough that workers share the load.
+READ_BATCH = 4
 STALE_SECONDS = 8.0
 BLOCK_MS = 1000
 MAX_ATTEMPTS = 3
@@ -202,7 +204,7 @@ class StreamWorker:
         delay = 0.1
         group_ready = False
         while True:
-            await self.slots.acquire()
+            free = await self._free_slots(READ_BATCH)
             try:
                 if not group_ready:  # once, and again after Redis lost it (NOGROUP)
                     await self.ensure_group()
@@ -211,23 +213,35 @@ class StreamWorker:
                     jobqueue.GROUP,
                     self.owner,
                     {self.names.stream: ">"},
-                    count=1,
+                    count=free,
                     block=BLOCK_MS,
                 )
                 delay = 0.1
             except Exception as exc:  # Redis down, group lost (NOGROUP), anything: retry
                 group_ready = False
-                self.slots.release()
+                self._release_slots(free)
                 logger.warning("reading jobs failed (%s); retrying in %.1f s", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
             entries = [entry for _, items in reply or [] for entry in items]
-            if not entries:
-                self.slots.release()
-                continue
+            self._release_slots(free - len(entries))
             for entry_id, fields in entries:
                 self.start(entry_id, fields, taken_over=False)
+
+    async def _free_slots(self, most: int) -> int:
+        """Wait for one free slot, then take the others free right now (up to ``most``):
+        under load one read fetches several jobs instead of a round trip per job."""
+        await self.slots.acquire()
+        taken = 1
+        while taken < most and not self.slots.locked():
+            await self.slots.acquire()  # free: returns at once
+            taken += 1
+        return taken
+
+    def _release_slots(self, count: int) -> None:
+        for _ in range(count):
+            self.slots.release()
 
     async def reclaim_loop(self) -> None:
         while True:

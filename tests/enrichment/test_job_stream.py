@@ -84,6 +84,50 @@ async def test_a_job_is_claimed_by_one_worker_only(job_stream) -> None:
     assert await second.claim("job-2") is True
 
 
+async def test_a_read_takes_waiting_jobs_up_to_the_free_slots_only(job_stream) -> None:
+    from enrichment.stream_worker import READ_BATCH, StreamWorker
+
+    jobs = [await submit(f"job {n}", request_id=f"r{n}") for n in range(READ_BATCH + 3)]
+    worker = StreamWorker(slots=READ_BATCH + 1)
+    started: list[str] = []
+    hold = asyncio.Event()
+
+    async def handle(entry_id: str, job: dict[str, str], *, taken_over: bool) -> None:
+        started.append(job["job"])
+        await hold.wait()  # every slot stays busy
+
+    worker.handle = handle  # type: ignore[method-assign]
+    client = worker.redis
+    read = client.xreadgroup
+    counts: list[int] = []
+
+    async def counted_read(*args: object, **kwargs: object) -> object:
+        counts.append(int(kwargs["count"]))  # type: ignore[call-overload]
+        return await read(*args, **kwargs)
+
+    client.xreadgroup = counted_read  # type: ignore[method-assign]
+    reader = asyncio.create_task(worker.read_loop())
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if len(started) == READ_BATCH + 1:
+                break
+        await asyncio.sleep(0.1)  # a read past the free slots would show up here
+        assert started == jobs[: READ_BATCH + 1]  # in order, as many as it has slots
+        pending = job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)
+        # The rest wait in the stream for any worker, not delivered to a busy one.
+        assert pending["pending"] == READ_BATCH + 1
+        waiting = job_stream.xinfo_groups(jobqueue.keys().stream)[0]["lag"]
+        assert waiting == 2
+        # Waiting jobs come several per round trip: all its slots free, then the last one.
+        assert counts == [READ_BATCH, 1]
+    finally:
+        hold.set()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
 # --- taking over the entries of a dead worker --------------------------------------------
 
 
