@@ -22,6 +22,11 @@ text an agent reads, and by the flattening to text. The letters of the word outs
 emphasis are moved into it (``**Although its**``), in scripts that put spaces between words
 (elsewhere a word has no such edge to find).
 
+trafilatura escapes every underscore of prose (``const\\_str``, ``AWS\\_REGION``). Between two
+letters or digits an underscore can neither open nor close emphasis in CommonMark, so the
+escape there only mangles the name an agent reads and copies: ``unescape_word_underscores``
+takes it out of trafilatura's markdown (not out of code, whose backslashes are the page's).
+
 trafilatura also drops a link-dense block as navigation, in text and markdown alike; on a
 page that is a grid of teaser cards, each card a link around a heading and a summary, that
 takes the heading of every card (or the whole grid). On a page that declares no kind, where
@@ -58,6 +63,10 @@ _SPACED_WORD = (
 )
 _WORD_START = re.compile(f"^{_SPACED_WORD}+")
 _WORD_END = re.compile(f"{_SPACED_WORD}+\\Z")
+# Fenced code blocks and code spans: verbatim, so a backslash in them is the page's own.
+_CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1|(`+).+?(?<!`)\2(?!`)", re.MULTILINE | re.DOTALL)
+# Escaped underscores with a letter or digit on both sides ("a\\_b", "a\\_\\_b").
+_WORD_UNDERSCORES = re.compile(r"(?<=[^\W_])(?:\\_)+(?=[^\W_])")
 BLOCK_TAGS = frozenset(
     ("address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figure")
     + ("figcaption", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li", "main")
@@ -80,6 +89,28 @@ def prepare_for_markdown(tree: lxml.html.HtmlElement) -> None:
         for inner in link.iterdescendants():
             if inner.tag in BLOCK_TAGS:
                 _space_around(inner)
+
+
+def unescape_word_underscores(markdown: str) -> str:
+    r"""``markdown`` without the escapes of underscores inside words, code left as it is.
+
+    >>> unescape_word_underscores(r"call const\_str, not `const\_str` or \_this\_")
+    'call const_str, not `const\\_str` or \\_this\\_'
+    """
+    if "\\_" not in markdown:
+        return markdown
+    parts = []
+    end = 0
+    for code in _CODE.finditer(markdown):
+        parts.append(_unescape_underscores(markdown[end : code.start()]))
+        parts.append(code.group())
+        end = code.end()
+    parts.append(_unescape_underscores(markdown[end:]))
+    return "".join(parts)
+
+
+def _unescape_underscores(prose: str) -> str:
+    return _WORD_UNDERSCORES.sub(lambda escaped: escaped.group().replace("\\_", "_"), prose)
 
 
 def unwrap_card_links(tree: lxml.html.HtmlElement) -> None:

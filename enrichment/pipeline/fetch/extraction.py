@@ -44,7 +44,11 @@ from enrichment.pipeline.extract.fragments import (
     read_as_text,
     text_runs,
 )
-from enrichment.pipeline.extract.markdown import prepare_for_markdown, unwrap_card_links
+from enrichment.pipeline.extract.markdown import (
+    prepare_for_markdown,
+    unescape_word_underscores,
+    unwrap_card_links,
+)
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
@@ -352,9 +356,11 @@ def _trafilatura(
     """trafilatura's text of ``tree``, after the fixes for its faults; it prunes ``tree``."""
     if kind == "other":
         unwrap_card_links(tree)
-    if mode == "markdown":
-        prepare_for_markdown(tree)
-    return trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    if mode == "text":
+        return trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    prepare_for_markdown(tree)
+    markdown = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    return unescape_word_underscores(markdown)
 
 
 def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:

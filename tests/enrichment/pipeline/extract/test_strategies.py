@@ -191,3 +191,14 @@ def test_emphasis_is_not_widened_past_a_word_edge(html: str) -> None:
     before = tree.text_content(), [element.text for element in tree.iter("b", "em")]
     prepare_for_markdown(tree)
     assert (tree.text_content(), [element.text for element in tree.iter("b", "em")]) == before
+
+
+def test_markdown_keeps_underscores_in_names_unescaped() -> None:
+    html = _article(
+        "<p>Set AWS_REGION and call const_str from your code, or run"
+        " <code>grep a\\_b</code> and keep _this_ as it is written.</p>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "Set AWS_REGION and call const_str from" in text
+    assert "`grep a\\_b`" in text  # code is verbatim: the page's own backslash stays
+    assert "\\_this\\_" in text  # could open emphasis: still escaped
