@@ -38,7 +38,17 @@ from enrichment.pipeline.extract.candidates import (
     trafilatura_candidate,
 )
 from enrichment.pipeline.extract.choose import choose_for_kind
-from enrichment.pipeline.extract.markdown import prepare_for_markdown, unwrap_card_links
+from enrichment.pipeline.extract.fragments import (
+    cut_runs,
+    holds_any_lead,
+    read_as_text,
+    text_runs,
+)
+from enrichment.pipeline.extract.markdown import (
+    prepare_for_markdown,
+    unescape_word_underscores,
+    unwrap_card_links,
+)
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
@@ -312,12 +322,18 @@ def _main_content(
             if body is not None and body.words < UNDECLARED_ARTICLE_WORDS:
                 body = None
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
-    # trafilatura alone reads the tree from here on.
-    if kind == "other":
-        unwrap_card_links(tree)
-    if mode == "markdown":
-        prepare_for_markdown(tree)
-    first = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    runs = text_runs(tree) if mode == "markdown" else ()
+    first = _trafilatura(tree, kind, mode=mode, base_url=base_url)
+    cut = cut_runs(runs, markdown_to_text(first)) if runs else frozenset()
+    if cut:
+        # trafilatura's markdown kept pieces of divs of running text and lost the rest
+        # (``extract/fragments.py``): read them again as its text output does, whole or not
+        # at all, on a fresh tree (the first run pruned this one).
+        retry = lxml.html.document_fromstring(cleaned_html, parser=_PARSER)
+        read_as_text(retry, cut)
+        again = _trafilatura(retry, kind, mode=mode, base_url=base_url)
+        if holds_any_lead(cut, markdown_to_text(again)):
+            first = again
     second = resiliparse_candidate(cleaned_html, mode=mode)
     # Decided on the words a reader sees: link targets and markup do not count as text.
     seen = (first, second, region)
@@ -332,6 +348,19 @@ def _main_content(
     if source == "resiliparse":
         return "resiliparse", trim_after_body(second, body, flatten=flatten)
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
+
+
+def _trafilatura(
+    tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode, base_url: str | None
+) -> str:
+    """trafilatura's text of ``tree``, after the fixes for its faults; it prunes ``tree``."""
+    if kind == "other":
+        unwrap_card_links(tree)
+    if mode == "text":
+        return trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    prepare_for_markdown(tree)
+    markdown = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    return unescape_word_underscores(markdown)
 
 
 def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:

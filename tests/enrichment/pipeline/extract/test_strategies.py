@@ -5,6 +5,7 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.markdown import prepare_for_markdown
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.fetch.extraction import extract_html
 
@@ -158,3 +159,46 @@ def test_markdown_keeps_the_space_before_formatting_in_a_heading_inside_a_list()
     )
     text = extract_html(html, mode="markdown").text
     assert "to use as **headbands**" in text and "my [sandals](/sandals) for" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("Although i<strong>ts new</strong> design", "Although **its new** design"),
+        ("<strong>The first change in years. Although i</strong>ts new", "Although its** new"),
+        ("save u<em>p to 10%</em> a year", "save *up to 10%* a year"),
+        ("A <em>Guide for Actuarie</em>s and more", "A *Guide for Actuaries* and"),
+    ],
+    ids=["start", "end", "italic-start", "italic-end"],
+)
+def test_markdown_emphasis_cut_inside_a_word_takes_the_whole_word(body: str, expected: str) -> None:
+    html = _article(f"<p>{body} of the guide, written for every reader of the page.</p>")
+    text = extract_html(html, mode="markdown").text
+    assert expected in text
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>重要<b>的</b>事</p>",  # no spaces between words: a run of letters is many words
+        "<p>the file status_email_<em>user</em>@.service</p>",  # "_" joins parts of a name
+        "<p>to have\n<em>confidential</em> builds</p>",  # a line break is a space
+    ],
+    ids=["cjk", "underscore", "line-break"],
+)
+def test_emphasis_is_not_widened_past_a_word_edge(html: str) -> None:
+    tree = lxml.html.fromstring(html)
+    before = tree.text_content(), [element.text for element in tree.iter("b", "em")]
+    prepare_for_markdown(tree)
+    assert (tree.text_content(), [element.text for element in tree.iter("b", "em")]) == before
+
+
+def test_markdown_keeps_underscores_in_names_unescaped() -> None:
+    html = _article(
+        "<p>Set AWS_REGION and call const_str from your code, or run"
+        " <code>grep a\\_b</code> and keep _this_ as it is written.</p>"
+    )
+    text = extract_html(html, mode="markdown").text
+    assert "Set AWS_REGION and call const_str from" in text
+    assert "`grep a\\_b`" in text  # code is verbatim: the page's own backslash stays
+    assert "\\_this\\_" in text  # could open emphasis: still escaped
