@@ -71,6 +71,7 @@ class Tally:
     results: int = 0
     errors: list[str] = field(default_factory=list)
     wrong_body: int = 0
+    progress: int = 0  # progress frames received (runs lasting over PROGRESS_AFTER_MS)
 
 
 # The link of message ``n`` and the text its result body must contain.
@@ -120,7 +121,7 @@ async def client(
             }
             started = time.perf_counter()
             await socket.send(json.dumps(frame))
-            answer = await result_frame(socket, request_id)
+            answer = await result_frame(socket, request_id, tally)
             tally.latencies.append(time.perf_counter() - started)
             if answer["type"] == "result":
                 tally.results += 1
@@ -130,10 +131,11 @@ async def client(
                 tally.errors.append(str(answer.get("error")))
 
 
-async def result_frame(socket: Any, request_id: str) -> dict[str, Any]:
-    """Skip progress frames; return the result or error frame for ``request_id``."""
+async def result_frame(socket: Any, request_id: str, tally: Tally) -> dict[str, Any]:
+    """Count and skip progress frames; return the result or error frame for ``request_id``."""
     while True:
         frame = json.loads(await asyncio.wait_for(socket.recv(), timeout=RESULT_TIMEOUT))
+        tally.progress += frame.get("type") == "progress"
         if frame.get("id") == request_id and frame.get("type") in ("result", "error"):
             return dict(frame)
         if frame.get("type") == "error" and frame.get("id") is None:
@@ -207,7 +209,10 @@ def report(
             f" p99 {percentile(tally.latencies, 99) * 1000:.0f} ms,"
             f" max {max(tally.latencies) * 1000:.0f} ms (send -> result frame)"
         )
-    print(f"result frames: {tally.results}; error frames/failures: {len(tally.errors)}")
+    print(
+        f"result frames: {tally.results}; error frames/failures: {len(tally.errors)};"
+        f" progress frames: {tally.progress} (only runs lasting over PROGRESS_AFTER_MS send any)"
+    )
     for error in sorted(set(tally.errors))[:5]:
         print(f"  e.g. {error}")
     if tally.wrong_body:
