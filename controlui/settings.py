@@ -117,7 +117,7 @@ REDIS_URL = read_redis_url("REDIS_URL")
 # Processes that extract pages for the built-in link-understand (started with the server).
 EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
 # A run's progress frames (``/ws/enrich/``) go out only once it has lasted this long: quick
-# work answers with its result alone (``enrichment/pipeline/progress.py``).
+# work answers with its result alone (``HeldProgress`` in ``enrichment/pipeline/stages.py``).
 PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 # Wall-clock budget of one attachment or upload extraction (PDF, text) before its worker is
 # killed and the file is skipped with "extraction-timeout".

@@ -33,9 +33,8 @@ from enrichment.models import Run
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
 from enrichment.pipeline.fetch.ssrf import system_resolve
-from enrichment.pipeline.progress import HeldProgress
 from enrichment.pipeline.runner import DEFAULT_MAX_STDOUT_BYTES, CommandResult, run_command
-from enrichment.pipeline.stages import StagesResult, run_stages
+from enrichment.pipeline.stages import HeldProgress, StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
 from enrichment.stages import StageEnv, stage_json, stages_build, stages_store
 from enrichment.storable import storable_text

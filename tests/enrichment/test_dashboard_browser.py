@@ -91,7 +91,8 @@ def test_dashboard_flow(live, browser_context, summarizer_stored) -> None:
     # Run an enrichment from the overview's form, over /ws/enrich/.
     page.goto(live.base_url + "/")
     page.wait_for_selector("#live-status[data-state=open]")
-    page.fill("#enrich-body", "Please read http://127.0.0.1/browser-article today")
+    # The /slow summary takes a second: long enough for the form to show its progress.
+    page.fill("#enrich-body", "Please read http://127.0.0.1/browser-article/slow today")
     page.fill("#enrich-channel", "browser")
     page.fill("#enrich-session-key", "agent:main:browser:live")
     page.press("#enrich-body", "Enter")

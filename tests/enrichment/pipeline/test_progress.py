@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from enrichment.pipeline.progress import HeldProgress
+from enrichment.pipeline.stages import HeldProgress
 
 
 class Recorder:
