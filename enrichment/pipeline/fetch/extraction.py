@@ -356,11 +356,10 @@ def _trafilatura(
     """trafilatura's text of ``tree``, after the fixes for its faults; it prunes ``tree``."""
     if kind == "other":
         unwrap_card_links(tree)
-    if mode == "text":
-        return trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
-    prepare_for_markdown(tree)
-    markdown = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
-    return unescape_word_underscores(markdown)
+    if mode == "markdown":
+        prepare_for_markdown(tree)
+    written = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    return unescape_word_underscores(written) if mode == "markdown" else written
 
 
 def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:
