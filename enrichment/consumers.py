@@ -69,8 +69,8 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
     also fetches stored final frames, so an answer the channel layer lost still arrives.
     """
 
-    # A frame's database work is ``services.run_start``'s hop (in-process) or none (queued to
-    # workers): run_start checks the connections itself, so receive skips Channels' own hop.
+    # A frame's database work is ``services.runs_start``'s hop (in-process) or none (queued to
+    # workers): runs_start checks the connections itself, so receive skips Channels' own hop.
     checks_own_connections = frozenset({"websocket.receive"})
 
     async def on_authenticated(self) -> None:

@@ -20,9 +20,10 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
+from controlui.plumbing.batching import Gathered
 from controlui.plumbing.connections import close_stale_connections
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
 from enrichment.config_cache import LoadedConfig, config_cached, config_copy
@@ -167,35 +168,101 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_start(*, request: EnrichRequest) -> tuple[Config, Run]:
-    """The config in force and a new ``running`` run that records it (one thread hop for
-    both, and one query to check the config's version when it has not changed). Stale
-    database connections are dropped first, as Channels does before a socket event."""
+@dataclass(frozen=True)
+class Start:
+    """A message about to be enriched, whose run is created ``running`` first."""
+
+    request: EnrichRequest
+    # The stream job running it (``stream_worker``), written in the same INSERT, so "did this
+    # job start a run?" has an answer after any crash.
+    job: str = ""
+
+
+def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
+    """The config in force and a new ``running`` run recording it for each message, in one
+    INSERT (one thread hop, and one query to check the config's version when it has not
+    changed). Stale database connections are dropped first, as Channels does before a socket
+    event."""
     close_stale_connections()
     loaded = config_in_force()
-    run = Run.objects.create(
-        message_id=request.message_id or "",
-        channel=request.surface or request.provider or request.channel or "",
-        chat_type=request.chat_type or "",
-        session_key=request.session_key or "",
-        agent_id=request.agent_id or "",
-        original_body=storable_text(request.body),
-        # Only serialized by the save, never changed, so the shared document will do.
-        config_snapshot=loaded.document,
-        config_version=loaded.version,
-        owner=_owner(),
-    )
-    return loaded.config, run
+    runs = [
+        Run(
+            message_id=start.request.message_id or "",
+            channel=start.request.surface or start.request.provider or start.request.channel or "",
+            chat_type=start.request.chat_type or "",
+            session_key=start.request.session_key or "",
+            agent_id=start.request.agent_id or "",
+            original_body=storable_text(start.request.body),
+            # Only serialized by the save, never changed, so the shared document will do.
+            config_snapshot=loaded.document,
+            config_version=loaded.version,
+            owner=_owner(),
+            job=start.job,
+        )
+        for start in starts
+    ]
+    if len(runs) > 1 and connection.features.can_return_rows_from_bulk_insert:
+        Run.objects.bulk_create(runs)
+    else:  # one run, or a database that cannot say the ids of a bulk insert
+        with transaction.atomic():
+            for run in runs:
+                run.save(force_insert=True)
+    return [(loaded.config, run) for run in runs]
 
 
-@transaction.atomic
+def runs_start_gathered(starts: Sequence[Start]) -> list[tuple[Config, Run] | Exception]:
+    """The runs that start together (``Gathered``): one INSERT for all of them; when it
+    fails, each alone, so only a message the database refuses fails."""
+    if len(starts) > 1:
+        try:
+            return list(runs_start(starts))
+        except Exception as exc:
+            logger.info(
+                "starting %d runs together failed (%r); starting each alone", len(starts), exc
+            )
+    outcomes: list[tuple[Config, Run] | Exception] = []
+    for start in starts:
+        try:
+            outcomes += runs_start([start])
+        except Exception as exc:
+            outcomes.append(exc)
+    return outcomes
+
+
+@dataclass(frozen=True)
+class Finish:
+    """A run whose stages are done, to store."""
+
+    run: Run
+    result: StagesResult
+    duration_ms: int
+
+
+def runs_finish(finishes: Sequence[Finish]) -> None:
+    """Store the new bodies and every stage's record (rows included) of these runs in one
+    transaction: the new rows of each model in one INSERT for all the runs, then each run's
+    UPDATE."""
+    rows: dict[type[models.Model], list[models.Model]] = {}
+    updates = []
+    for finish in finishes:
+        run = finish.run
+        run.enriched_body = storable_text(finish.result.body)
+        run.duration_ms = finish.duration_ms
+        run.finished_at = timezone.now()
+        writes = stages_store(run, finish.result.records)
+        for row in writes.rows:  # in order: a row only points at rows of models before it
+            rows.setdefault(type(row), []).append(row)
+        updates.append((run, ["enriched_body", "duration_ms", "finished_at", *writes.fields]))
+    with transaction.atomic():
+        for model, new_rows in rows.items():
+            model._default_manager.bulk_create(new_rows)
+        for run, fields in updates:
+            run.save(update_fields=fields)
+
+
 def run_finish(*, run: Run, result: StagesResult, duration_ms: int) -> Run:
-    """Store the new body and every stage's record (rows included) in one transaction."""
-    run.enriched_body = storable_text(result.body)
-    run.duration_ms = duration_ms
-    run.finished_at = timezone.now()
-    fields = stages_store(run, result.records)
-    run.save(update_fields=["enriched_body", "duration_ms", "finished_at", *fields])
+    """Store one run's new body and every stage's record in one transaction."""
+    runs_finish([Finish(run, result, duration_ms)])
     return run
 
 
@@ -216,6 +283,38 @@ def run_finish_or_fail(*, run: Run, result: StagesResult, duration_ms: int) -> R
         raise ServiceUnavailable(
             f"enrichment ran but its result could not be stored (run {run.pk}); see the server log"
         ) from exc
+
+
+def runs_finish_gathered(finishes: Sequence[Finish]) -> list[Run | Exception]:
+    """The runs that finished together (``Gathered``): one transaction for all of them;
+    when it fails, each run alone (``run_finish_or_fail``), so only a run the database
+    refuses fails, and it fails as it would have alone."""
+    if len(finishes) > 1:
+        try:
+            runs_finish(finishes)
+            return [finish.run for finish in finishes]
+        except Exception as exc:
+            logger.info(
+                "storing %d runs together failed (%r); storing each alone", len(finishes), exc
+            )
+    outcomes: list[Run | Exception] = []
+    for finish in finishes:
+        try:
+            outcomes.append(
+                run_finish_or_fail(
+                    run=finish.run, result=finish.result, duration_ms=finish.duration_ms
+                )
+            )
+        except Exception as exc:
+            outcomes.append(exc)
+    return outcomes
+
+
+# Runs of this process that start (finish) while others are being written are written
+# together; while that happens, one batch per 20 ms at most, so more runs join each.
+GATHER_SPACING_SECONDS = 0.02
+_start_gathered = Gathered(runs_start_gathered, most=64, spacing=GATHER_SPACING_SECONDS)
+_finish_gathered = Gathered(runs_finish_gathered, most=64, spacing=GATHER_SPACING_SECONDS)
 
 
 def run_fail(*, run: Run, error: str, duration_ms: int, outcome: str = Run.Outcome.ERROR) -> None:
@@ -289,7 +388,7 @@ async def decision_broadcast(run: Run) -> None:
 
 
 async def enrichment_run(
-    *, request: EnrichRequest, on_progress: ProgressCallback | None = None
+    *, request: EnrichRequest, on_progress: ProgressCallback | None = None, job: str = ""
 ) -> dict[str, Any]:
     """Enrich one message with the stored config; record and broadcast the run.
 
@@ -297,7 +396,7 @@ async def enrichment_run(
     order (media, then links, which reads the body media rewrote, so a URL spoken in a voice
     note gets enriched too), each record under its stage's name.
     """
-    config, run = await sync_to_async(run_start)(request=request)
+    config, run = await _start_gathered(Start(request, job))
     started = time.monotonic()
     env = StageEnv(
         config=config,
@@ -330,9 +429,7 @@ async def enrichment_run(
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
         await decision_broadcast(run)
         raise DomainError(f"enrichment failed: {exc}") from exc
-    await sync_to_async(run_finish_or_fail)(
-        run=run, result=result, duration_ms=_elapsed_ms(started)
-    )
+    await _finish_gathered(Finish(run, result, _elapsed_ms(started)))
     await decision_broadcast(run)
     return {"runId": run.pk, "body": result.body, **stage_json(result.records)}
 
@@ -347,11 +444,15 @@ def _elapsed_ms(started: float) -> int:
 
 
 async def enrichment_frame(
-    *, request: EnrichRequest, request_id: str, on_progress: ProgressCallback | None
+    *,
+    request: EnrichRequest,
+    request_id: str,
+    on_progress: ProgressCallback | None,
+    job: str = "",
 ) -> dict[str, Any]:
     """The WebSocket answer for one request: a ``result`` frame, or an ``error`` frame."""
     try:
-        result = await enrichment_run(request=request, on_progress=on_progress)
+        result = await enrichment_run(request=request, on_progress=on_progress, job=job)
     except DomainError as exc:
         return {"type": "error", "id": request_id, "error": exc.detail}
     except Exception:

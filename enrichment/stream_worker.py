@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import json
 import logging
 import os
@@ -33,7 +32,6 @@ import redis
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import DatabaseError, InterfaceError, close_old_connections, connection
-from django.db.models.signals import pre_save
 from django.utils import timezone
 
 from enrichment import jobqueue, services
@@ -49,15 +47,6 @@ BLOCK_MS = 1000
 MAX_ATTEMPTS = 3
 LOCAL_SILENCE_SECONDS = 60.0
 T = TypeVar("T")
-
-# The job the current task runs; ``link_run_to_job`` writes it into the new run row, in the
-# same INSERT, so "did this job start a run?" has an answer after any crash.
-CURRENT_JOB: contextvars.ContextVar[str] = contextvars.ContextVar("enrichment_job", default="")
-
-
-def link_run_to_job(sender: type[Run], instance: Run, **kwargs: Any) -> None:
-    if instance._state.adding and not instance.job:
-        instance.job = CURRENT_JOB.get()
 
 
 async def retry(
@@ -138,7 +127,6 @@ class StreamWorker:
         self.running: dict[str, asyncio.Task[None]] = {}  # entry id -> task
         self.connected_since: float | None = None
         self.stopping = asyncio.Event()
-        pre_save.connect(link_run_to_job, sender=Run, dispatch_uid="stream-worker-job")
 
     @property
     def redis(self) -> Any:
@@ -381,13 +369,11 @@ class StreamWorker:
                 # The first attempt needs no ping (a database that is down fails it before
                 # its run exists, and the run lookup below waits for the database to answer).
                 await database_ready()  # wait out a database restart before trying again
-            token = CURRENT_JOB.set(job_id)
-            try:
-                frame = await services.enrichment_frame(
-                    request=request, request_id=request_id, on_progress=progress
-                )
-            finally:
-                CURRENT_JOB.reset(token)
+            # The run row names its job (in the same INSERT), so "did this job start a
+            # run?" has an answer after any crash.
+            frame = await services.enrichment_frame(
+                request=request, request_id=request_id, on_progress=progress, job=job_id
+            )
             if frame["type"] == "result":
                 break  # only sent once its run is stored as finished (run_finish_or_fail)
             run = await database(run_of_job, job_id)

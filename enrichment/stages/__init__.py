@@ -16,24 +16,26 @@ from typing import Any
 from enrichment.models import Run
 from enrichment.pipeline.stages import Stage
 from enrichment.stages import links, media
-from enrichment.stages.spec import StageEnv, StageSpec
+from enrichment.stages.spec import RecordWrites, StageEnv, StageSpec
 
 STAGES: list[StageSpec] = [media.SPEC, links.SPEC]
 
-__all__ = ["STAGES", "StageEnv", "StageSpec", "stages_build", "stages_store"]
+__all__ = ["STAGES", "RecordWrites", "StageEnv", "StageSpec", "stages_build", "stages_store"]
 
 
 def stages_build(env: StageEnv) -> list[Stage]:
     return [spec.build(env) for spec in STAGES]
 
 
-def stages_store(run: Run, records: Mapping[str, Any]) -> list[str]:
-    """Store every stage's record with ``run``; the Run fields to save."""
-    fields: list[str] = []
+def stages_store(run: Run, records: Mapping[str, Any]) -> RecordWrites:
+    """Put every stage's record on ``run``: the Run fields to save and the rows to insert."""
+    fields: tuple[str, ...] = ()
+    rows: tuple[Any, ...] = ()
     for spec in STAGES:
         if spec.name in records:
-            fields += spec.store_record(run, records[spec.name])
-    return fields
+            writes = spec.store_record(run, records[spec.name])
+            fields, rows = fields + writes.fields, rows + writes.rows
+    return RecordWrites(fields, rows)
 
 
 def stage_json(records: Mapping[str, Any]) -> dict[str, Any]:

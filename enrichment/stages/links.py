@@ -10,7 +10,7 @@ from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
 from enrichment.pipeline.links.stage import LinkResult, LinksStage
 from enrichment.selectors import stats
-from enrichment.stages.spec import StageEnv, StageSpec
+from enrichment.stages.spec import RecordWrites, StageEnv, StageSpec
 from enrichment.storable import storable_json, storable_text
 
 # Outcomes that only the service knows (the core's LinkDecision never has them).
@@ -30,7 +30,7 @@ def build(env: StageEnv) -> LinksStage:
     )
 
 
-def store(run: Run, result: LinkResult) -> list[str]:
+def store(run: Run, result: LinkResult) -> RecordWrites:
     """The run's outcome and scope rule, and one row per URL and per attempt (text made
     storable: PostgreSQL refuses NUL and lone surrogates that a page or a CLI may produce)."""
     decision = result.decision
@@ -69,9 +69,7 @@ def store(run: Run, result: LinkResult) -> list[str]:
             )
             for index, attempt in enumerate(url.attempts)
         ]
-    UrlDecision.objects.bulk_create(url_rows)
-    Attempt.objects.bulk_create(attempt_rows)
-    return ["outcome", "matched_rule", "url_count"]
+    return RecordWrites(("outcome", "matched_rule", "url_count"), (*url_rows, *attempt_rows))
 
 
 def link_decision(run: Run) -> decisions.LinkDecision:

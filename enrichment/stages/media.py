@@ -16,7 +16,7 @@ from enrichment.pipeline.media.understanding import MediaResult
 from enrichment.pipeline.runner import CommandRunner
 from enrichment.pipeline.stages import Emit, StageResult
 from enrichment.pipeline.templates import MessageContext
-from enrichment.stages.spec import StageEnv, StageSpec
+from enrichment.stages.spec import RecordWrites, StageEnv, StageSpec
 from enrichment.storable import storable_json
 
 
@@ -54,9 +54,9 @@ def build(env: StageEnv) -> MediaStage:
     return MediaStage(env.config, env.attachments, env.runner, env.resolve)
 
 
-def store(run: Run, result: MediaResult) -> list[str]:
+def store(run: Run, result: MediaResult) -> RecordWrites:
     run.media = storable_json(media_records(result))
-    return ["media"]
+    return RecordWrites(("media",))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import models
+
 from enrichment.models import Run
 from enrichment.pipeline.config.model import Config
 from enrichment.pipeline.fetch.ssrf import Resolver
@@ -39,6 +41,16 @@ class StageEnv:
     resolve: Resolver
 
 
+@dataclass(frozen=True)
+class RecordWrites:
+    """What storing one stage's record writes besides the Run: the Run fields it set and the
+    new rows to insert, in order (a row may point at rows before it, never after). The
+    caller inserts the rows of many runs together (``services.runs_finish``)."""
+
+    fields: tuple[str, ...]
+    rows: tuple[models.Model, ...] = ()
+
+
 def _record_json(record: Any) -> Any:
     to_dict = getattr(record, "to_dict", None)
     return to_dict() if callable(to_dict) else record
@@ -50,9 +62,9 @@ class StageSpec:
     build: Callable[[StageEnv], Stage]
     # The record as the API returns it (the result's key ``name``).
     to_json: Callable[[Any], Any] = _record_json
-    # Writes the record with the run (inside ``run_finish``'s transaction); returns the Run
-    # fields it set. None: ``Run.stage_records[name]``.
-    store: Callable[[Run, Any], list[str]] | None = None
+    # Puts the record on the run and says what to write (``RecordWrites``, written in
+    # ``run_finish``'s transaction). None: ``Run.stage_records[name]``.
+    store: Callable[[Run, Any], RecordWrites] | None = None
     # The stored record as the API returns it. None: ``Run.stage_records[name]``.
     load: Callable[[Run], Any] | None = None
     template: str = GENERIC_TEMPLATE
@@ -60,12 +72,12 @@ class StageSpec:
     view: Callable[[Run], Mapping[str, Any]] | None = None
     title: str = field(default="")
 
-    def store_record(self, run: Run, record: Any) -> list[str]:
+    def store_record(self, run: Run, record: Any) -> RecordWrites:
         if self.store is not None:
             return self.store(run, record)
         stored = storable_json(self.to_json(record))
         run.stage_records = {**(run.stage_records or {}), self.name: stored}
-        return ["stage_records"]
+        return RecordWrites(("stage_records",))
 
     def load_record(self, run: Run) -> Any:
         if self.load is not None:

@@ -1,5 +1,5 @@
 """``close_stale_connections``: Channels' per-event database check, run inside a hop that
-queries anyway (``services.run_start``), never dropping a caller's transaction."""
+queries anyway (``services.runs_start``), never dropping a caller's transaction."""
 
 from __future__ import annotations
 
