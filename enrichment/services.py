@@ -201,9 +201,11 @@ def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
         )
         for start in starts
     ]
-    if len(runs) > 1 and connection.features.can_return_rows_from_bulk_insert:
+    if len(runs) == 1:
+        runs[0].save(force_insert=True)
+    elif connection.features.can_return_rows_from_bulk_insert:
         Run.objects.bulk_create(runs)
-    else:  # one run, or a database that cannot say the ids of a bulk insert
+    else:  # a database that cannot say the ids of a bulk insert
         with transaction.atomic():
             for run in runs:
                 run.save(force_insert=True)
@@ -313,7 +315,10 @@ def runs_finish_gathered(finishes: Sequence[Finish]) -> list[Run | Exception]:
 # Runs of this process that start (finish) while others are being written are written
 # together; while that happens, one batch per 20 ms at most, so more runs join each.
 GATHER_SPACING_SECONDS = 0.02
-_start_gathered = Gathered(runs_start_gathered, most=64, spacing=GATHER_SPACING_SECONDS)
+# A message cancelled (its socket closed) before its run is written starts no run.
+_start_gathered = Gathered(
+    runs_start_gathered, most=64, spacing=GATHER_SPACING_SECONDS, drop_cancelled=True
+)
 _finish_gathered = Gathered(runs_finish_gathered, most=64, spacing=GATHER_SPACING_SECONDS)
 
 

@@ -45,12 +45,16 @@ class Gathered(Generic[T, R]):
         *,
         most: int,
         spacing: float = 0.0,
+        drop_cancelled: bool = False,
     ) -> None:
         if most < 1 or spacing < 0:
             raise ValueError("most must be at least 1 and spacing not negative")
         self.write_many = write_many
         self.most = most
         self.spacing = spacing
+        # A caller cancelled before its item is taken into a batch takes the item back
+        # (otherwise every item is written, whoever stopped waiting for it).
+        self.drop_cancelled = drop_cancelled
         # One queue per event loop (daphne has one; tests start many).
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Queue[T, R]] = (
             weakref.WeakKeyDictionary()
@@ -65,8 +69,13 @@ class Gathered(Generic[T, R]):
         queue.items.append((item, future))
         if queue.writer is None:
             queue.writer = loop.create_task(self._drain(queue))
-        # A cancelled caller does not cancel the write: its item is written all the same.
-        return await asyncio.shield(future)
+        try:
+            # A cancelled caller does not cancel a write: only its wait ends.
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if self.drop_cancelled:
+                queue.items = [entry for entry in queue.items if entry[1] is not future]
+            raise
 
     async def _drain(self, queue: _Queue[T, R]) -> None:
         loop = asyncio.get_running_loop()

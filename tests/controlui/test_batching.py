@@ -152,3 +152,21 @@ def test_limits_are_checked() -> None:
         Gathered(list, most=0)
     with pytest.raises(ValueError, match="spacing not negative"):
         Gathered(list, most=1, spacing=-1)
+
+
+async def test_a_cancelled_caller_can_take_back_an_item_not_yet_being_written() -> None:
+    recorder = Recorder(hold=True)
+    gathered = Gathered(recorder, most=8, drop_cancelled=True)
+    first = asyncio.ensure_future(gathered("first"))
+    await _until(recorder.started)
+    waiting = asyncio.ensure_future(gathered("dropped"))
+    kept = asyncio.ensure_future(gathered("kept"))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    await asyncio.sleep(0)
+    recorder.release.set()
+
+    assert await first == "stored first" and await kept == "stored kept"
+    assert recorder.batches == [["first"], ["kept"]]
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
