@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,6 +87,7 @@ _HIDDEN_TAGS = (
     "link",
     "head",
 )
+_HIDDEN_OR_INPUT_TAGS = frozenset((*_HIDDEN_TAGS, "input"))
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
 )
@@ -400,9 +402,7 @@ def _clean_tree(
     for element in list(tree.iter(*_HIDDEN_TAGS)):
         _drop(element)
     doomed = []
-    for element in tree.iter():
-        if not _is_hidden(element):
-            continue
+    for element in _hidden_elements(tree):
         if keep_textless_hidden and not element.text_content().strip():
             continue
         if _is_disclosure_panel(element, panels):
@@ -507,6 +507,38 @@ def _is_fade_in(element: etree._Element) -> bool:
     return bool(_FADE_STYLE.search(style)) and not _DISPLAY_NONE.search(style)
 
 
+def _hidden_elements(tree: lxml.html.HtmlElement) -> Iterator[etree._Element]:
+    """The elements of ``tree`` that ``_is_hidden`` holds hidden, in document order.
+
+    Called on every element of the page, the full test costs more than the rest of the
+    cleaning. Most elements carry no attribute that can hide them but a class list, and a
+    page repeats its class lists: one look at the attribute names and each class list tested
+    once per page leave few elements for the full test. Elements are yielded one at a time,
+    so a caller that shows one (``_show``) before the next is looked at sees what a walk
+    testing every element would see.
+    """
+    hiding_classes: dict[str, bool] = {}
+    for element in tree.iter(etree.Element):
+        names = element.keys()
+        if (
+            "hidden" not in names
+            and "aria-hidden" not in names
+            and "style" not in names
+            and element.tag.lower() not in _HIDDEN_OR_INPUT_TAGS
+        ):
+            class_names = element.get("class") if names else None
+            if class_names is None:
+                continue
+            hiding = hiding_classes.get(class_names)
+            if hiding is None:
+                hiding = _names_hiding_class(class_names)
+                hiding_classes[class_names] = hiding
+            if not hiding:
+                continue
+        if _is_hidden(element):
+            yield element
+
+
 def _is_hidden(element: etree._Element) -> bool:
     tag = element.tag
     if not isinstance(tag, str):
@@ -524,15 +556,22 @@ def _is_hidden(element: etree._Element) -> bool:
         return True
     if tag == "input" and (get("type") or "").lower() == "hidden":
         return True
-    class_names = (get("class") or "").lower()
-    if _HIDDEN_CLASS_NAMED.search(class_names):
-        classes = set(class_names.split())
-        if classes & _HIDDEN_CLASSES and not any(
-            _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
-        ):
-            return True
+    if _names_hiding_class(get("class") or ""):
+        return True
     style = get("style")
     return style is not None and bool(_HIDDEN_STYLE.search(style))
+
+
+def _names_hiding_class(class_names: str) -> bool:
+    """Whether a class list names a hiding class, not undone from some screen width up."""
+    class_names = class_names.lower()
+    # The cheap test first: the list is split only when it can name a hiding class at all.
+    if not _HIDDEN_CLASS_NAMED.search(class_names):
+        return False
+    classes = set(class_names.split())
+    return bool(classes & _HIDDEN_CLASSES) and not any(
+        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
+    )
 
 
 def _drop(element: etree._Element) -> None:

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import lxml.html
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from enrichment.pipeline.fetch.extraction import ExtractionError, extract_html
+from enrichment.pipeline.fetch.extraction import (
+    ExtractionError,
+    _hidden_elements,
+    _is_hidden,
+    extract_html,
+)
 
 PARAGRAPHS = "".join(
     f"<p>Paragraph {i} of the visible article explains the harbour works in plain words, "
@@ -153,3 +161,44 @@ def test_page_wrapped_in_one_form_is_read_and_its_fields_are_not(mode: str) -> N
     text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
     assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
     assert "cranes" not in text and "Deutsch" not in text
+
+
+# Attribute values that hide an element, nearly hide it, or only look like they might.
+_CLASS_LISTS = ["", "card", "HIDDEN", "Sr-Only x", "hidden md:block", "d-none d-md-block",
+                "overflow-hidden", "invisible", "x Visually-Hidden", "screen-reader-only"]  # fmt: skip
+_ATTRIBUTES = [None, ("style", "display:none"), ("style", "color:red"), ("hidden", ""),
+               ("aria-hidden", "true"), ("aria-hidden", "false"), ("type", "hidden")]  # fmt: skip
+
+
+@given(
+    st.recursive(
+        st.tuples(
+            st.sampled_from(["div", "p", "input", "span", "template"]),
+            st.sampled_from(_CLASS_LISTS),
+            st.sampled_from(_ATTRIBUTES),
+            st.just([]),
+        ),
+        lambda children: st.tuples(
+            st.sampled_from(["div", "section"]),
+            st.sampled_from(_CLASS_LISTS),
+            st.sampled_from(_ATTRIBUTES),
+            st.lists(children, max_size=4),
+        ),
+        max_leaves=12,
+    )
+)
+def test_quick_scan_for_hidden_elements_finds_what_the_full_test_finds(node: tuple) -> None:
+    # Cleaning looks at a few attributes of each element before the full test; it must find
+    # every element the full test would, in the same order.
+    tree = lxml.html.document_fromstring(f"<html><body>{_markup(node)}</body></html>")
+    walked = [element for element in tree.iter() if _is_hidden(element)]
+    assert list(_hidden_elements(tree)) == walked
+
+
+def _markup(node: tuple) -> str:
+    tag, classes, attribute, children = node
+    attributes = f' class="{classes}"' if classes else ""
+    if attribute is not None:
+        attributes += f' {attribute[0]}="{attribute[1]}"'
+    inner = "".join(_markup(child) for child in children)
+    return f"<{tag}{attributes}>words {inner}</{tag}>"
