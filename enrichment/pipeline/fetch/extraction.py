@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Literal
 
 import charset_normalizer
@@ -153,6 +154,7 @@ _MARKDOWN_MARKUP = (
     ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
     ("", re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", re.MULTILINE), ""),
 )
+_WORD = re.compile(r"\w+")
 _SPACE_RUNS = re.compile(r"[ \t]+")
 _SPACED_BREAK = re.compile(r" *\n *")
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -227,7 +229,8 @@ def extract_html(
     description = product_description(html) if kind == "product" else None
     hints = _Hints(kind, heading, description)
     extractor, text = _main_content(tree, hints, mode=mode, base_url=base_url)
-    if len(_words(text)) < NOSCRIPT_RETRY_WORDS and "<noscript" in html.lower():
+    few_words = len(_words(text, NOSCRIPT_RETRY_WORDS)) < NOSCRIPT_RETRY_WORDS
+    if few_words and "<noscript" in html.lower():
         # A page whose content is rendered by script often serves the same content inside
         # <noscript> for clients without JavaScript (which a fetcher is): read that view.
         shown = _clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
@@ -643,17 +646,21 @@ def _drop_headline(text: str, headline: str | None) -> str:
     return text
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
+def _words(text: str, limit: int | None = None) -> list[str]:
+    """The lower-cased words of ``text``; only the first ``limit`` when a count is given.
+
+    A test of "at least so many words" reads that many, not a whole page of text.
+    """
+    found = _WORD.finditer(text.lower())
+    return [word.group() for word in islice(found, limit)]
 
 
 def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS) -> bool:
-    words = re.findall(r"\w+", text.lower())
-    if title:
-        title_words = re.findall(r"\w+", title.lower())
-        # The title repeated once (as a heading) is not content.
-        if words[: len(title_words)] == title_words:
-            words = words[len(title_words) :]
+    title_words = _words(title) if title else []
+    words = _words(text, len(title_words) + minimum)
+    # The title repeated once (as a heading) is not content.
+    if title_words and words[: len(title_words)] == title_words:
+        words = words[len(title_words) :]
     return len(words) >= minimum
 
 
