@@ -122,7 +122,7 @@ _BLOCK_TAGS = frozenset(
 _BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 
 
-def _html_parser() -> lxml.html.HTMLParser:
+def _html_parser(encoding: str | None = None) -> lxml.html.HTMLParser:
     """lxml's HTML parser, every element an ``HtmlElement`` picked without calling Python.
 
     The stock parser asks a Python function which class each element gets (forms and their
@@ -130,7 +130,7 @@ def _html_parser() -> lxml.html.HTMLParser:
     thousands of elements, walked by every extractor, that is a good share of the time. No
     extractor here uses the form classes' extra properties.
     """
-    parser = lxml.html.HTMLParser()
+    parser = lxml.html.HTMLParser(encoding=encoding)
     parser.set_element_class_lookup(
         etree.ElementDefaultClassLookup(
             element=lxml.html.HtmlElement,
@@ -143,6 +143,7 @@ def _html_parser() -> lxml.html.HTMLParser:
 
 
 _PARSER = _html_parser()
+_UTF8_PARSER = _html_parser("utf-8")
 # Markdown markup flattened to the words a reader sees, each with a marker the text must
 # hold for the pattern to match at all: images, links (to their labels), code fences,
 # inline code, heading and list markers.
@@ -390,7 +391,7 @@ def _clean_tree(
     the extractors read the page's structure better with them.
     """
     try:
-        tree = lxml.html.document_fromstring(_BODY_END.sub("", html), parser=_PARSER)
+        tree = _parse_html(_BODY_END.sub("", html))
     except (etree.ParserError, ValueError):
         return None
     if keep_noscript:
@@ -415,6 +416,25 @@ def _clean_tree(
     for element in _without_reveal_wrappers(tree, doomed):
         _drop(element)
     return tree
+
+
+def _parse_html(html: str) -> lxml.html.HtmlElement:
+    """The parsed page, handed to libxml2 as UTF-8 bytes.
+
+    lxml hands a ``str`` over as Python stores it (Latin-1, UTF-16, or UTF-32 for a page
+    with one emoji), which libxml2 then converts to UTF-8, its own encoding; encoding the
+    text here is cheaper and gives the same tree. A text that cannot be encoded (a lone
+    surrogate) is handed over as it is.
+    """
+    if html.startswith("<?xml"):
+        # lxml refuses a str that declares an encoding there (ValueError), bytes it would
+        # read: such a page keeps the outcome it had.
+        return lxml.html.document_fromstring(html, parser=_PARSER)
+    try:
+        data = html.encode("utf-8")
+    except UnicodeEncodeError:
+        return lxml.html.document_fromstring(html, parser=_PARSER)
+    return lxml.html.document_fromstring(data, parser=_UTF8_PARSER)
 
 
 def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import lxml.html
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lxml import etree
 
 from enrichment.pipeline.fetch.extraction import (
+    _PARSER,
     ExtractionError,
     _hidden_elements,
     _is_hidden,
+    _parse_html,
     extract_html,
 )
 
@@ -202,3 +207,23 @@ def _markup(node: tuple) -> str:
         attributes += f' {attribute[0]}="{attribute[1]}"'
     inner = "".join(_markup(child) for child in children)
     return f"<{tag}{attributes}>words {inner}</{tag}>"
+
+
+@pytest.mark.parametrize(
+    "html",
+    ["<p>caf\u00e9</p>", "<p>\U0001f600 wide</p>", "\ufeff<p>bom</p>", "<p>lone \ud800</p>",
+     "<meta charset='windows-1252'><p>caf\u00e9</p>", "<?xml version='1.0'?><p>x</p>",
+     "<?xml version='1.0' encoding='latin-1'?><html><body>caf\u00e9</body></html>", ""],
+    ids=["latin-1", "astral", "bom", "lone-surrogate", "meta-charset", "xml-declaration",
+         "xml-declared-encoding", "empty"],
+)  # fmt: skip
+def test_page_parsed_from_utf8_gives_the_tree_of_the_text(html: str) -> None:
+    def parsed(parse: Callable[[str], lxml.html.HtmlElement]) -> str:
+        try:
+            return lxml.html.tostring(parse(html), encoding="unicode")
+        except (etree.ParserError, ValueError) as error:
+            return type(error).__name__
+
+    assert parsed(_parse_html) == parsed(
+        lambda text: lxml.html.document_fromstring(text, parser=_PARSER)
+    )
