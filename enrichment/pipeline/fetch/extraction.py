@@ -533,10 +533,10 @@ def _is_fade_in(element: etree._Element) -> bool:
 def _hidden_elements(tree: lxml.html.HtmlElement) -> Iterator[etree._Element]:
     """The elements of ``tree`` that ``_is_hidden`` holds hidden, in document order.
 
-    Called on every element of the page, the full test costs more than the rest of the
-    cleaning. Most elements carry no attribute that can hide them but a class list, and a
-    page repeats its class lists: one look at the attribute names and each class list tested
-    once per page leave few elements for the full test. Elements are yielded one at a time,
+    The full test on every element was most of the cleaning's time after parsing. Most
+    elements carry no attribute that can hide them but a class list, and a page repeats its
+    class lists: one look at the attribute names, with each class list tested once per page,
+    leaves few elements for the full test. Elements are yielded one at a time,
     so a caller that shows one (``_show``) before the next is looked at sees what a walk
     testing every element would see.
     """
@@ -569,8 +569,8 @@ def _is_hidden(element: etree._Element) -> bool:
     tag = tag.lower()
     if tag in _HIDDEN_TAGS:
         return True
-    # Called on every element of the page: each attribute is read once, and the class list
-    # is split only when it can name a hiding class at all.
+    # Each attribute is read once (``_hidden_elements`` calls this on the elements that may
+    # be hidden, ``_is_folded_answer`` on a panel's neighbour).
     get = element.get
     if get("hidden") is not None:
         return True
@@ -671,8 +671,9 @@ def _words(text: str, limit: int | None = None) -> list[str]:
 
     A test of "at least so many words" reads that many, not a whole page of text.
     """
-    found = _WORD.finditer(text.lower())
-    return [word.group() for word in islice(found, limit)]
+    if limit is None:
+        return _WORD.findall(text.lower())
+    return [word.group() for word in islice(_WORD.finditer(text.lower()), limit)]
 
 
 def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS) -> bool:
