@@ -55,13 +55,19 @@ def main_region(tree: lxml.html.HtmlElement) -> tuple[etree._Element | None, str
     body = tree.find("body")
     if body is None:
         return None, "none"
-    total = _word_count(body)
+    # The count of the page's words reads the whole page: it is made only when there is a
+    # single region to weigh against it.
+    total: int | None = None
     mains = _outermost(_MAINS(tree))
-    if len(mains) == 1 and _word_count(mains[0]) >= MIN_REGION_SHARE * total:
-        return mains[0], "main"
+    if len(mains) == 1:
+        total = _word_count(body)
+        if _word_count(mains[0]) >= MIN_REGION_SHARE * total:
+            return mains[0], "main"
     articles = _ARTICLES(tree)
-    if len(articles) == 1 and _word_count(articles[0]) >= MIN_REGION_SHARE * total:
-        return articles[0], "article"
+    if len(articles) == 1:
+        total = _word_count(body) if total is None else total
+        if _word_count(articles[0]) >= MIN_REGION_SHARE * total:
+            return articles[0], "article"
     return body, "body"
 
 

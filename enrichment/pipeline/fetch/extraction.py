@@ -25,7 +25,9 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Literal
 
 import charset_normalizer
@@ -86,6 +88,7 @@ _HIDDEN_TAGS = (
     "link",
     "head",
 )
+_HIDDEN_OR_INPUT_TAGS = frozenset((*_HIDDEN_TAGS, "input"))
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
 )
@@ -119,7 +122,7 @@ _BLOCK_TAGS = frozenset(
 _BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 
 
-def _html_parser() -> lxml.html.HTMLParser:
+def _html_parser(encoding: str | None = None) -> lxml.html.HTMLParser:
     """lxml's HTML parser, every element an ``HtmlElement`` picked without calling Python.
 
     The stock parser asks a Python function which class each element gets (forms and their
@@ -127,7 +130,7 @@ def _html_parser() -> lxml.html.HTMLParser:
     thousands of elements, walked by every extractor, that is a good share of the time. No
     extractor here uses the form classes' extra properties.
     """
-    parser = lxml.html.HTMLParser()
+    parser = lxml.html.HTMLParser(encoding=encoding)
     parser.set_element_class_lookup(
         etree.ElementDefaultClassLookup(
             element=lxml.html.HtmlElement,
@@ -140,6 +143,7 @@ def _html_parser() -> lxml.html.HTMLParser:
 
 
 _PARSER = _html_parser()
+_UTF8_PARSER = _html_parser("utf-8")
 # Markdown markup flattened to the words a reader sees, each with a marker the text must
 # hold for the pattern to match at all: images, links (to their labels), code fences,
 # inline code, heading and list markers.
@@ -151,6 +155,7 @@ _MARKDOWN_MARKUP = (
     ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
     ("", re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", re.MULTILINE), ""),
 )
+_WORD = re.compile(r"\w+")
 _SPACE_RUNS = re.compile(r"[ \t]+")
 _SPACED_BREAK = re.compile(r" *\n *")
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -225,7 +230,8 @@ def extract_html(
     description = product_description(html) if kind == "product" else None
     hints = _Hints(kind, heading, description)
     extractor, text = _main_content(tree, hints, mode=mode, base_url=base_url)
-    if len(_words(text)) < NOSCRIPT_RETRY_WORDS and "<noscript" in html.lower():
+    few_words = len(_words(text, NOSCRIPT_RETRY_WORDS)) < NOSCRIPT_RETRY_WORDS
+    if few_words and "<noscript" in html.lower():
         # A page whose content is rendered by script often serves the same content inside
         # <noscript> for clients without JavaScript (which a fetcher is): read that view.
         shown = _clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
@@ -385,7 +391,7 @@ def _clean_tree(
     the extractors read the page's structure better with them.
     """
     try:
-        tree = lxml.html.document_fromstring(_BODY_END.sub("", html), parser=_PARSER)
+        tree = _parse_html(_BODY_END.sub("", html))
     except (etree.ParserError, ValueError):
         return None
     if keep_noscript:
@@ -400,9 +406,7 @@ def _clean_tree(
     for element in list(tree.iter(*_HIDDEN_TAGS)):
         _drop(element)
     doomed = []
-    for element in tree.iter():
-        if not _is_hidden(element):
-            continue
+    for element in _hidden_elements(tree):
         if keep_textless_hidden and not element.text_content().strip():
             continue
         if _is_disclosure_panel(element, panels):
@@ -412,6 +416,25 @@ def _clean_tree(
     for element in _without_reveal_wrappers(tree, doomed):
         _drop(element)
     return tree
+
+
+def _parse_html(html: str) -> lxml.html.HtmlElement:
+    """The parsed page, handed to libxml2 as UTF-8 bytes.
+
+    lxml hands a ``str`` over as Python stores it (Latin-1, UTF-16, or UTF-32 for a page
+    with one emoji), which libxml2 then converts to UTF-8, its own encoding; encoding the
+    text here is cheaper and gives the same tree. A text that cannot be encoded (a lone
+    surrogate) is handed over as it is.
+    """
+    if html.startswith("<?xml"):
+        # lxml refuses a str that declares an encoding there (ValueError), bytes it would
+        # read: such a page keeps the outcome it had.
+        return lxml.html.document_fromstring(html, parser=_PARSER)
+    try:
+        data = html.encode("utf-8")
+    except UnicodeEncodeError:
+        return lxml.html.document_fromstring(html, parser=_PARSER)
+    return lxml.html.document_fromstring(data, parser=_UTF8_PARSER)
 
 
 def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
@@ -507,6 +530,38 @@ def _is_fade_in(element: etree._Element) -> bool:
     return bool(_FADE_STYLE.search(style)) and not _DISPLAY_NONE.search(style)
 
 
+def _hidden_elements(tree: lxml.html.HtmlElement) -> Iterator[etree._Element]:
+    """The elements of ``tree`` that ``_is_hidden`` holds hidden, in document order.
+
+    The full test on every element was most of the cleaning's time after parsing. Most
+    elements carry no attribute that can hide them but a class list, and a page repeats its
+    class lists: one look at the attribute names, with each class list tested once per page,
+    leaves few elements for the full test. Elements are yielded one at a time,
+    so a caller that shows one (``_show``) before the next is looked at sees what a walk
+    testing every element would see.
+    """
+    hiding_classes: dict[str, bool] = {}
+    for element in tree.iter(etree.Element):
+        names = element.keys()
+        if (
+            "hidden" not in names
+            and "aria-hidden" not in names
+            and "style" not in names
+            and element.tag.lower() not in _HIDDEN_OR_INPUT_TAGS
+        ):
+            class_names = element.get("class") if names else None
+            if class_names is None:
+                continue
+            hiding = hiding_classes.get(class_names)
+            if hiding is None:
+                hiding = _names_hiding_class(class_names)
+                hiding_classes[class_names] = hiding
+            if not hiding:
+                continue
+        if _is_hidden(element):
+            yield element
+
+
 def _is_hidden(element: etree._Element) -> bool:
     tag = element.tag
     if not isinstance(tag, str):
@@ -514,8 +569,8 @@ def _is_hidden(element: etree._Element) -> bool:
     tag = tag.lower()
     if tag in _HIDDEN_TAGS:
         return True
-    # Called on every element of the page: each attribute is read once, and the class list
-    # is split only when it can name a hiding class at all.
+    # Each attribute is read once (``_hidden_elements`` calls this on the elements that may
+    # be hidden, ``_is_folded_answer`` on a panel's neighbour).
     get = element.get
     if get("hidden") is not None:
         return True
@@ -524,15 +579,22 @@ def _is_hidden(element: etree._Element) -> bool:
         return True
     if tag == "input" and (get("type") or "").lower() == "hidden":
         return True
-    class_names = (get("class") or "").lower()
-    if _HIDDEN_CLASS_NAMED.search(class_names):
-        classes = set(class_names.split())
-        if classes & _HIDDEN_CLASSES and not any(
-            _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
-        ):
-            return True
+    if _names_hiding_class(get("class") or ""):
+        return True
     style = get("style")
     return style is not None and bool(_HIDDEN_STYLE.search(style))
+
+
+def _names_hiding_class(class_names: str) -> bool:
+    """Whether a class list names a hiding class, not undone from some screen width up."""
+    class_names = class_names.lower()
+    # The cheap test first: the list is split only when it can name a hiding class at all.
+    if not _HIDDEN_CLASS_NAMED.search(class_names):
+        return False
+    classes = set(class_names.split())
+    return bool(classes & _HIDDEN_CLASSES) and not any(
+        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
+    )
 
 
 def _drop(element: etree._Element) -> None:
@@ -604,17 +666,22 @@ def _drop_headline(text: str, headline: str | None) -> str:
     return text
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
+def _words(text: str, limit: int | None = None) -> list[str]:
+    """The lower-cased words of ``text``; only the first ``limit`` when a count is given.
+
+    A test of "at least so many words" reads that many, not a whole page of text.
+    """
+    if limit is None:
+        return _WORD.findall(text.lower())
+    return [word.group() for word in islice(_WORD.finditer(text.lower()), limit)]
 
 
 def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS) -> bool:
-    words = re.findall(r"\w+", text.lower())
-    if title:
-        title_words = re.findall(r"\w+", title.lower())
-        # The title repeated once (as a heading) is not content.
-        if words[: len(title_words)] == title_words:
-            words = words[len(title_words) :]
+    title_words = _words(title) if title else []
+    words = _words(text, len(title_words) + minimum)
+    # The title repeated once (as a heading) is not content.
+    if title_words and words[: len(title_words)] == title_words:
+        words = words[len(title_words) :]
     return len(words) >= minimum
 
 

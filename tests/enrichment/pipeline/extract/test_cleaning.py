@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
-from enrichment.pipeline.fetch.extraction import ExtractionError, extract_html
+import lxml.html
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from lxml import etree
+
+from enrichment.pipeline.fetch.extraction import (
+    _PARSER,
+    ExtractionError,
+    _hidden_elements,
+    _is_hidden,
+    _parse_html,
+    extract_html,
+)
 
 PARAGRAPHS = "".join(
     f"<p>Paragraph {i} of the visible article explains the harbour works in plain words, "
@@ -153,3 +166,64 @@ def test_page_wrapped_in_one_form_is_read_and_its_fields_are_not(mode: str) -> N
     text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
     assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
     assert "cranes" not in text and "Deutsch" not in text
+
+
+# Attribute values that hide an element, nearly hide it, or only look like they might.
+_CLASS_LISTS = ["", "card", "HIDDEN", "Sr-Only x", "hidden md:block", "d-none d-md-block",
+                "overflow-hidden", "invisible", "x Visually-Hidden", "screen-reader-only"]  # fmt: skip
+_ATTRIBUTES = [None, ("style", "display:none"), ("style", "color:red"), ("hidden", ""),
+               ("aria-hidden", "true"), ("aria-hidden", "false"), ("type", "hidden")]  # fmt: skip
+
+
+@given(
+    st.recursive(
+        st.tuples(
+            st.sampled_from(["div", "p", "input", "span", "template"]),
+            st.sampled_from(_CLASS_LISTS),
+            st.sampled_from(_ATTRIBUTES),
+            st.just([]),
+        ),
+        lambda children: st.tuples(
+            st.sampled_from(["div", "section"]),
+            st.sampled_from(_CLASS_LISTS),
+            st.sampled_from(_ATTRIBUTES),
+            st.lists(children, max_size=4),
+        ),
+        max_leaves=12,
+    )
+)
+def test_quick_scan_for_hidden_elements_finds_what_the_full_test_finds(node: tuple) -> None:
+    # Cleaning looks at a few attributes of each element before the full test; it must find
+    # every element the full test would, in the same order.
+    tree = lxml.html.document_fromstring(f"<html><body>{_markup(node)}</body></html>")
+    walked = [element for element in tree.iter() if _is_hidden(element)]
+    assert list(_hidden_elements(tree)) == walked
+
+
+def _markup(node: tuple) -> str:
+    tag, classes, attribute, children = node
+    attributes = f' class="{classes}"' if classes else ""
+    if attribute is not None:
+        attributes += f' {attribute[0]}="{attribute[1]}"'
+    inner = "".join(_markup(child) for child in children)
+    return f"<{tag}{attributes}>words {inner}</{tag}>"
+
+
+@pytest.mark.parametrize(
+    "html",
+    ["<p>caf\u00e9</p>", "<p>\U0001f600 wide</p>", "\ufeff<p>bom</p>", "<p>lone \ud800</p>",
+     "<meta charset='windows-1252'><p>caf\u00e9</p>", "<?xml version='1.0'?><p>x</p>",
+     "<?xml version='1.0' encoding='latin-1'?><html><body>caf\u00e9</body></html>", ""],
+    ids=["latin-1", "astral", "bom", "lone-surrogate", "meta-charset", "xml-declaration",
+         "xml-declared-encoding", "empty"],
+)  # fmt: skip
+def test_page_parsed_from_utf8_gives_the_tree_of_the_text(html: str) -> None:
+    def parsed(parse: Callable[[str], lxml.html.HtmlElement]) -> str:
+        try:
+            return lxml.html.tostring(parse(html), encoding="unicode")
+        except (etree.ParserError, ValueError) as error:
+            return type(error).__name__
+
+    assert parsed(_parse_html) == parsed(
+        lambda text: lxml.html.document_fromstring(text, parser=_PARSER)
+    )
