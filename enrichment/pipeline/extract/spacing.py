@@ -16,6 +16,13 @@ trafilatura drops the invisible ones; a page that shows the mark itself is not m
 drops those that ended up at the start of a line or beside a space trafilatura kept. Code
 (``<pre>``) keeps its spaces as they are.
 
+A superscript right after a word is written as the page's readers see it apart from that
+word: ``x<sup>2</sup>`` reads ``x^2`` and a footnote mark ``survey<sup>[1]</sup>`` reads
+``survey^[1]`` (``mark_superscripts``), where the text used to say "x2" and "survey1"
+(the footnote's number glued into the word). An ordinal's letters stay in their number
+(``12<sup>th</sup>`` reads "12th"). Subscripts stay as they are: "H2O" is how a formula is
+written without them.
+
     >>> import lxml.html
     >>> tree = lxml.html.fromstring("<div><em><b>Sparkle:</b> </em>Organize it</div>")
     >>> protect_inline_spaces(tree)
@@ -43,6 +50,9 @@ _LEADING_SPACE = re.compile(r"^\s+(?=\S)")
 # A mark with the spaces around it; at a line's start (after any indent) it is dropped.
 _MARK_AT_LINE_START = re.compile(f"^([ \\t]*){SPACE_MARK}[ \\t]*", re.MULTILINE)
 _MARK = re.compile(f"[ \\t]*{SPACE_MARK}[ \\t]*")
+# The letters an ordinal's number carries in superscript: 1st, 2nd, 3rd, 4th; 1er, 1re, 2e,
+# 2ème (French); 1º, 1ª, 1o, 1a, 1os (Spanish, Portuguese, Italian).
+_ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th|er|re|e|[eè]me|[oaºª]s?)\.?", re.IGNORECASE)
 
 
 def protect_inline_spaces(tree: lxml.html.HtmlElement) -> None:
@@ -65,6 +75,36 @@ def restore_inline_spaces(text: str) -> str:
         return text
     text = _MARK_AT_LINE_START.sub(r"\1", text)
     return _MARK.sub(" ", text)
+
+
+def mark_superscripts(tree: lxml.html.HtmlElement) -> None:
+    """Write ``^`` before a superscript that starts right after a word, ordinals aside.
+
+    >>> tree = lxml.html.fromstring("<p>E=mc<sup>2</sup>, the 2<sup>nd</sup> note<sup>3</sup></p>")
+    >>> mark_superscripts(tree)
+    >>> tree.text_content()
+    'E=mc^2, the 2nd note^3'
+    """
+    for element in tree.iter("sup"):
+        inner = element.text_content().strip()
+        if not inner or not (inner[0].isalnum() or inner[0] == "["):
+            continue
+        if not _text_before(element)[-1:].isalnum():
+            continue
+        if _text_before(element)[-1].isdigit() and _ORDINAL_SUFFIX.fullmatch(inner):
+            continue
+        element.text = "^" + (element.text or "")
+
+
+def _text_before(element: etree._Element) -> str:
+    """The text right before ``element`` in its parent (its previous sibling's, if no tail)."""
+    previous = element.getprevious()
+    if previous is None:
+        parent = element.getparent()
+        return str(parent.text or "") if parent is not None else ""
+    if previous.tail:
+        return str(previous.tail)
+    return str(previous.text_content()) if isinstance(previous.tag, str) else ""
 
 
 def _move_trailing_space_out(element: etree._Element) -> None:

@@ -53,6 +53,7 @@ from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.spacing import (
     SPACE_MARK,
+    mark_superscripts,
     protect_inline_spaces,
     restore_inline_spaces,
 )
@@ -310,6 +311,7 @@ def _main_content(
         return "trafilatura", ""
     if mode == "markdown":
         _drop_heading_permalinks(tree)
+    mark_superscripts(tree)
     # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     kind = hints.kind

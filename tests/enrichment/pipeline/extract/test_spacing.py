@@ -1,4 +1,4 @@
-"""Spaces after inline elements, as a browser shows them."""
+"""Spaces after inline elements and superscripts after words, as a browser shows them."""
 
 from __future__ import annotations
 
@@ -74,3 +74,24 @@ def test_a_mark_at_the_start_of_a_line_leaves_no_space() -> None:
     assert restore_inline_spaces("**Tip:**␣Save\n␣often\n  - ␣nested") == (
         "**Tip:** Save\noften\n  - nested"
     )
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("body", "expected", "unwanted"),
+    [
+        ("The area grows as x<sup>2</sup> when the side doubles.", "x^2 when", "x2"),
+        ("As the survey<sup>[1]</sup> found, most notes stay short.", "survey^[1] found",
+         "survey[1]"),
+        ("It came in 12<sup>th</sup> and 1<sup>er</sup> in two polls.", "12th and 1er", "^"),
+        ("Water is H<sub>2</sub>O, as ever.", "H2O, as", "^"),
+        ("Footnote mark after a space <sup>4</sup> stays.", "space 4 stays", "^"),
+    ],
+    ids=["exponent", "footnote", "ordinals", "subscript", "after-a-space"],
+)  # fmt: skip
+def test_superscript_after_a_word_is_set_apart_except_an_ordinal(
+    mode: str, body: str, expected: str, unwanted: str
+) -> None:
+    text = extract_html(_article(f"<p>{body}</p>"), mode=mode).text  # type: ignore[arg-type]
+    text = text.replace("\\[", "[").replace("\\]", "]")  # markdown escapes the brackets
+    assert expected in text and unwanted not in text
