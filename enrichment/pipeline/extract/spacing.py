@@ -57,15 +57,20 @@ _ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th|er|re|e|[eè]me|[oaºª]s?)\.?", r
 
 def protect_inline_spaces(tree: lxml.html.HtmlElement) -> None:
     """Move end spaces out of inline elements and mark the space starting each tail."""
+    # Only elements followed by words count: a tail of spaces is neither moved to nor marked.
     # Inner elements first (reverse document order): a space at the end of a nested
     # element moves out step by step to the outermost one ending there.
     in_code = {element for pre in tree.iter("pre") for element in pre.iter(*INLINE_TAGS)}
-    elements = [element for element in tree.iter(*INLINE_TAGS) if element not in in_code]
+    elements = [
+        element
+        for element in tree.iter(*INLINE_TAGS)
+        if element.tail and not element.tail.isspace() and element not in in_code
+    ]
     for element in reversed(elements):
         _move_trailing_space_out(element)
     for element in elements:
-        tail = element.tail
-        if tail and tail[0].isspace():
+        tail = element.tail or ""
+        if tail[:1].isspace():
             element.tail = _LEADING_SPACE.sub(SPACE_MARK, tail, count=1)
 
 
@@ -110,13 +115,11 @@ def _text_before(element: etree._Element) -> str:
 def _move_trailing_space_out(element: etree._Element) -> None:
     """``<b>bold </b>after`` -> ``<b>bold</b> after``: the space goes to the element's tail.
 
-    Only before words (the tail is marked next); a space before another element stays
-    inside, where trafilatura keeps it, and so does an element of nothing but spaces. A
-    space at the element's start needs no move: trafilatura keeps it.
+    Called for elements followed by words (whose tail is marked next); a space before
+    another element stays inside, where trafilatura keeps it, and so does an element of
+    nothing but spaces. A space at the element's start needs no move: trafilatura keeps it.
     """
-    tail = element.tail
-    if not tail or not tail.strip():
-        return
+    tail = element.tail or ""
     last = element[-1] if len(element) else None
     end = (last.tail if last is not None else element.text) or ""
     if not end[-1:].isspace() or (last is None and not end.strip()):
