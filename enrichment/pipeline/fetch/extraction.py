@@ -53,6 +53,12 @@ from enrichment.pipeline.extract.markdown import (
 )
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
+from enrichment.pipeline.extract.spacing import (
+    SPACE_MARK,
+    mark_superscripts,
+    protect_inline_spaces,
+    restore_inline_spaces,
+)
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
 
 ExtractMode = Literal["markdown", "text"]
@@ -311,6 +317,7 @@ def _main_content(
         return "trafilatura", ""
     if mode == "markdown":
         _drop_heading_permalinks(tree)
+    mark_superscripts(tree)
     # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     kind = hints.kind
@@ -329,7 +336,9 @@ def _main_content(
                 body = None
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
     runs = text_runs(tree) if mode == "markdown" else ()
-    first = _trafilatura(tree, kind, mode=mode, base_url=base_url)
+    # A page that shows the mark itself keeps its own (see ``extract/spacing.py``).
+    spaces = SPACE_MARK not in cleaned_html
+    first = _trafilatura(tree, kind, mode=mode, base_url=base_url, spaces=spaces)
     cut = cut_runs(runs, markdown_to_text(first)) if runs else frozenset()
     if cut:
         # trafilatura's markdown kept pieces of divs of running text and lost the rest
@@ -337,7 +346,7 @@ def _main_content(
         # at all, on a fresh tree (the first run pruned this one).
         retry = lxml.html.document_fromstring(cleaned_html, parser=_PARSER)
         read_as_text(retry, cut)
-        again = _trafilatura(retry, kind, mode=mode, base_url=base_url)
+        again = _trafilatura(retry, kind, mode=mode, base_url=base_url, spaces=spaces)
         if holds_any_lead(cut, markdown_to_text(again)):
             first = again
     second = resiliparse_candidate(cleaned_html, mode=mode)
@@ -357,14 +366,26 @@ def _main_content(
 
 
 def _trafilatura(
-    tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode, base_url: str | None
+    tree: lxml.html.HtmlElement,
+    kind: PageKind,
+    *,
+    mode: ExtractMode,
+    base_url: str | None,
+    spaces: bool = True,
 ) -> str:
-    """trafilatura's text of ``tree``, after the fixes for its faults; it prunes ``tree``."""
+    """trafilatura's text of ``tree``, after the fixes for its faults; it prunes ``tree``.
+
+    ``spaces`` keeps the space after each inline element (``extract/spacing.py``).
+    """
     if kind == "other":
         unwrap_card_links(tree)
     if mode == "markdown":
         prepare_for_markdown(tree)
+    if spaces:
+        protect_inline_spaces(tree)
     written = trafilatura_candidate(tree, mode=mode, base_url=base_url, comments=kind == "forum")
+    if spaces:
+        written = restore_inline_spaces(written)
     return unescape_word_underscores(written) if mode == "markdown" else written
 
 
