@@ -126,6 +126,7 @@ _BLOCK_TAGS = frozenset(
 # libxml2 drops the blocks that follow, so a page that closes them early (after its header)
 # lost its content.
 _BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
+_XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml\b[^>]*\?>")
 
 
 def _html_parser(encoding: str | None = None) -> lxml.html.HTMLParser:
@@ -447,10 +448,9 @@ def _parse_html(html: str) -> lxml.html.HtmlElement:
     text here is cheaper and gives the same tree. A text that cannot be encoded (a lone
     surrogate) is handed over as it is.
     """
-    if html.startswith("<?xml"):
-        # lxml refuses a str that declares an encoding there (ValueError), bytes it would
-        # read: such a page keeps the outcome it had.
-        return lxml.html.document_fromstring(html, parser=_PARSER)
+    # The text is decoded already, so an XHTML page's XML declaration says nothing more (and
+    # lxml refuses a str that names an encoding there: the page read as "no readable content").
+    html = _XML_DECLARATION.sub("", html, count=1)
     try:
         data = html.encode("utf-8")
     except UnicodeEncodeError:

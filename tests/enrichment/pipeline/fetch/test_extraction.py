@@ -269,3 +269,17 @@ def test_arbitrary_html_bytes_never_crash(body: bytes) -> None:
 def test_json_round_trips(value: object) -> None:  # fmt: skip
     result = extract_content(json.dumps(value).encode(), "application/json")
     assert result.extractor == "json" and json.loads(result.text) == value
+
+
+def test_an_xhtml_page_with_an_xml_declaration_gives_its_text() -> None:
+    page = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 '
+        'Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Release notes</title></head>'
+        "<body><h1>Release notes</h1><p>"
+        + "The new version fixes the importer and speeds up caf\u00e9 searches. " * 5
+        + "</p></body></html>"
+    ).encode()
+    for content_type in ("text/html; charset=utf-8", "application/xhtml+xml"):
+        text = extract_content(page, content_type).text
+        assert "fixes the importer and speeds up caf\u00e9 searches" in text
