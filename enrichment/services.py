@@ -23,7 +23,7 @@ from django.core.cache import cache
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from controlui.plumbing.batching import Gathered
+from controlui.plumbing.batching import Gathered, together_or_alone
 from controlui.plumbing.connections import close_stale_connections
 from controlui.plumbing.errors import DomainError, InvalidInput, ServiceUnavailable
 from enrichment.config_cache import LoadedConfig, config_cached, config_copy
@@ -215,20 +215,7 @@ def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
 def runs_start_gathered(starts: Sequence[Start]) -> list[tuple[Config, Run] | Exception]:
     """The runs that start together (``Gathered``): one INSERT for all of them; when it
     fails, each alone, so only a message the database refuses fails."""
-    if len(starts) > 1:
-        try:
-            return list(runs_start(starts))
-        except Exception as exc:
-            logger.info(
-                "starting %d runs together failed (%r); starting each alone", len(starts), exc
-            )
-    outcomes: list[tuple[Config, Run] | Exception] = []
-    for start in starts:
-        try:
-            outcomes += runs_start([start])
-        except Exception as exc:
-            outcomes.append(exc)
-    return outcomes
+    return together_or_alone(starts, runs_start, lambda start: runs_start([start])[0])
 
 
 @dataclass(frozen=True)
@@ -291,25 +278,17 @@ def runs_finish_gathered(finishes: Sequence[Finish]) -> list[Run | Exception]:
     """The runs that finished together (``Gathered``): one transaction for all of them;
     when it fails, each run alone (``run_finish_or_fail``), so only a run the database
     refuses fails, and it fails as it would have alone."""
-    if len(finishes) > 1:
-        try:
-            runs_finish(finishes)
-            return [finish.run for finish in finishes]
-        except Exception as exc:
-            logger.info(
-                "storing %d runs together failed (%r); storing each alone", len(finishes), exc
-            )
-    outcomes: list[Run | Exception] = []
-    for finish in finishes:
-        try:
-            outcomes.append(
-                run_finish_or_fail(
-                    run=finish.run, result=finish.result, duration_ms=finish.duration_ms
-                )
-            )
-        except Exception as exc:
-            outcomes.append(exc)
-    return outcomes
+
+    def together(batch: Sequence[Finish]) -> list[Run]:
+        runs_finish(batch)
+        return [finish.run for finish in batch]
+
+    def alone(finish: Finish) -> Run:
+        return run_finish_or_fail(
+            run=finish.run, result=finish.result, duration_ms=finish.duration_ms
+        )
+
+    return together_or_alone(finishes, together, alone)
 
 
 # Runs of this process that start (finish) while others are being written are written

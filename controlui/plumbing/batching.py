@@ -16,14 +16,40 @@ one outcome per item, in order: a value, or the exception that item's caller get
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from asgiref.sync import sync_to_async
 
+logger = logging.getLogger(__name__)
+
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def together_or_alone(
+    items: Sequence[T],
+    together: Callable[[Sequence[T]], Sequence[R]],
+    alone: Callable[[T], R],
+) -> list[R | Exception]:
+    """A ``write_many``: all ``items`` in one ``together`` call; when that raises, each item
+    with ``alone``, so only an item the database refuses fails (with its own exception)."""
+    if len(items) > 1:
+        try:
+            return list(together(items))
+        except Exception as exc:
+            logger.info(
+                "writing %d items together failed (%r); writing each alone", len(items), exc
+            )
+    outcomes: list[R | Exception] = []
+    for item in items:
+        try:
+            outcomes.append(alone(item))
+        except Exception as exc:
+            outcomes.append(exc)
+    return outcomes
 
 
 class _Queue(Generic[T, R]):
