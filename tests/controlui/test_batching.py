@@ -120,7 +120,7 @@ async def test_once_batches_are_shared_the_next_waits_out_the_spacing() -> None:
         return list(items)
 
     loop = asyncio.get_running_loop()
-    gathered = Gathered(write, most=64, spacing=0.5)
+    gathered = Gathered(write, most=64, spacing=1.0)
     first = asyncio.ensure_future(gathered("a"))
     await asyncio.sleep(0.01)
     shared = asyncio.gather(gathered("b"), gathered("c"))
@@ -128,14 +128,15 @@ async def test_once_batches_are_shared_the_next_waits_out_the_spacing() -> None:
     release.set()
     await first
     assert await shared == ["b", "c"]
-    # The batch after a shared one waits until 0.5 s after that one began...
+    # The batch after a shared one waits until 1 s after that one began (each write is
+    # timed after its own thread hop, so a loaded machine may shift either by a little)...
     assert await gathered("d") == "d"
     # ...and a batch of one turns the wait off: the next item is written at once.
     before = loop.time()
     assert await gathered("e") == "e"
 
     assert [items for _, items in written] == [["a"], ["b", "c"], ["d"], ["e"]]
-    assert written[2][0] - written[1][0] >= 0.5
+    assert written[2][0] - written[1][0] >= 0.8
     assert written[3][0] - before < 0.5
 
 
