@@ -2,10 +2,9 @@
 
 HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
-footers are dropped), after hidden elements were removed so text a browser would never show
-cannot smuggle instructions in. What a browser does show is kept: streamed server-rendered
-segments, and the folded tab and accordion panels and FAQ answers under their question that
-a click opens. The text kept per page is chosen from the page's declared kind, its headline,
+footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
+browser would never show cannot smuggle instructions in; what a browser does show (folded
+panels, streamed segments) is kept. The text kept per page is chosen from the page's declared kind, its headline,
 a product's declared description and how much the candidates agree (``extract/choose.py``);
 on an article, trailing lines from after the article's body element are cut (``extract/trim.py``),
 and so on a page that declares no kind (or a discussion) but is built like one: a single
@@ -25,7 +24,6 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
@@ -46,6 +44,7 @@ from enrichment.pipeline.extract.fragments import (
     read_as_text,
     text_runs,
 )
+from enrichment.pipeline.extract.hidden import drop, drop_hidden
 from enrichment.pipeline.extract.markdown import (
     prepare_for_markdown,
     unescape_word_underscores,
@@ -77,46 +76,6 @@ NOSCRIPT_RETRY_WORDS = 50
 # On a page that does not declare itself an article, a body with fewer paragraph words than
 # this is not enough to call the page an article.
 UNDECLARED_ARTICLE_WORDS = 100
-# A visible line of at most this many words ending in "?" can be a folded answer's question.
-MAX_QUESTION_WORDS = 40
-
-_HIDDEN_TAGS = (
-    "template",
-    "script",
-    "style",
-    "noscript",
-    "svg",
-    "canvas",
-    "iframe",
-    "object",
-    "embed",
-    "meta",
-    "link",
-    "head",
-)
-_HIDDEN_OR_INPUT_TAGS = frozenset((*_HIDDEN_TAGS, "input"))
-_HIDDEN_CLASSES = frozenset(
-    {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
-)
-# Any of them inside a lower-cased class list: the cheap test before the list is split.
-_HIDDEN_CLASS_NAMED = re.compile("|".join(sorted(_HIDDEN_CLASSES)))
-# "d-none d-md-block" (Bootstrap) or "hidden lg:flex" (Tailwind): hidden on a phone, shown
-# from some width up. A desktop browser shows it, so it is content, not a hiding trick.
-_RESPONSIVE_SHOWN_CLASS = re.compile(
-    r"^(?:d-(?:sm|md|lg|xl|xxl)-|(?:[a-z0-9-]+:)+)"
-    r"(?:block|flex|grid|inline|inline-block|inline-flex|table|table-cell|table-row|contents)$"
-)
-_FADE_STYLE = re.compile(r"opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)|visibility\s*:\s*hidden", re.I)
-# "accordion__panel", "chakra-collapse", "collapse", "c-collapsible": a folded panel.
-_PANEL_CLASS = re.compile(r"accordion|collaps", re.IGNORECASE)
-_DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
-_HIDDEN_STYLE = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
-    r"|font-size\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$)|clip-path\s*:\s*inset\(\s*(?:100|50)%"
-    r"|clip\s*:\s*rect\(\s*0(?:px)?\s*,?\s*0|transform\s*:\s*scale\(\s*0\s*\)"
-    r"|text-indent\s*:\s*-\d{3,}|(?<![\w-])(?:left|top)\s*:\s*-\d{3,}",
-    re.IGNORECASE,
-)
 _BLOCK_TAGS = frozenset(
     ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption")
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
@@ -400,7 +359,7 @@ def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:
     """
     for link in _HEADING_LINKS(tree):
         if not link.text_content().strip():
-            _drop(link)
+            drop(link)
 
 
 def _clean_tree(
@@ -420,23 +379,8 @@ def _clean_tree(
         for element in tree.iter("noscript"):
             element.tag = "div"
     for element in list(tree.iter(etree.Comment)):
-        _drop(element)
-    # Read before <template> elements go: they are the placeholders streamed segments fill.
-    panels = _disclosure_panel_ids(tree) | _streamed_segment_ids(tree)
-    # Elements that never render (script, style...) go first, so the page's word count used
-    # by the reveal-wrapper rule below counts only text a reader could see.
-    for element in list(tree.iter(*_HIDDEN_TAGS)):
-        _drop(element)
-    doomed = []
-    for element in _hidden_elements(tree):
-        if keep_textless_hidden and not element.text_content().strip():
-            continue
-        if _is_disclosure_panel(element, panels):
-            _show(element)  # the extractors downstream skip hidden blocks on their own
-        else:
-            doomed.append(element)
-    for element in _without_reveal_wrappers(tree, doomed):
-        _drop(element)
+        drop(element)
+    drop_hidden(tree, keep_textless=keep_textless_hidden)
     return tree
 
 
@@ -456,181 +400,6 @@ def _parse_html(html: str) -> lxml.html.HtmlElement:
     except UnicodeEncodeError:
         return lxml.html.document_fromstring(html, parser=_PARSER)
     return lxml.html.document_fromstring(data, parser=_UTF8_PARSER)
-
-
-def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
-    """Ids named by ``aria-controls``: panels a tab, accordion header or button opens."""
-    return frozenset(
-        name for value in tree.xpath("//@aria-controls") for name in str(value).split()
-    )
-
-
-def _streamed_segment_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
-    """Ids of streamed server-rendered segments: ``<div hidden id="S:1">`` fills ``B:1``.
-
-    Streaming server rendering (React 18 and frameworks built on it) first sends a
-    ``<template id="B:1">`` placeholder, then the finished segment in a hidden
-    ``<div id="S:1">`` that a script moves into the placeholder's place: a browser shows it.
-    Only segments whose placeholder is on the page count.
-    """
-    return frozenset(
-        "S:" + str(value)[2:]
-        for value in tree.xpath("//template/@id")
-        if str(value).startswith("B:") and len(str(value)) > 2
-    )
-
-
-def _is_disclosure_panel(element: etree._Element, panel_ids: frozenset[str]) -> bool:
-    """A collapsed tab or accordion panel: hidden until the reader clicks, still content.
-
-    Only panels that the page itself declares count (``role="tabpanel"``, the target of an
-    ``aria-controls``, or a class naming an accordion or collapse component, as UI toolkits
-    name their folded panels), so a bare ``display:none`` block is still removed.
-    """
-    if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
-        return False
-    if element.get("role", "").strip().lower() == "tabpanel":
-        return True
-    if _PANEL_CLASS.search(element.get("class", "")):
-        return True
-    return element.get("id", "") in panel_ids or _is_folded_answer(element)
-
-
-def _is_folded_answer(element: etree._Element) -> bool:
-    """A hidden block right after the visible question it answers: a folded FAQ entry.
-
-    FAQ widgets often fold each answer under its question without naming a component
-    (``<div class="q">Is it waterproof?</div><div style="display:none">Yes, ...</div>``); a
-    click on the question shows it. Only the block directly after a short visible question
-    counts, so hidden text elsewhere on the page is still removed.
-    """
-    previous = element.getprevious()
-    while previous is not None and not isinstance(previous.tag, str):
-        previous = previous.getprevious()  # comments and processing instructions
-    if previous is None or _is_hidden(previous):
-        return False
-    question = previous.text_content().strip()
-    return question.endswith("?") and len(question.split()) <= MAX_QUESTION_WORDS
-
-
-def _show(element: etree._Element) -> None:
-    for attribute in ("hidden", "aria-hidden", "style"):
-        element.attrib.pop(attribute, None)
-
-
-def _without_reveal_wrappers(
-    tree: lxml.html.HtmlElement, doomed: list[etree._Element]
-) -> list[etree._Element]:
-    """Keep fade-in wrappers: transparent or invisible blocks that hold most of the page.
-
-    Pages that fade in (or hide until their fonts load) wrap the whole content in
-    ``<div style="opacity:0">`` or ``visibility:hidden`` until a script reveals it. Text
-    smuggled in for a model is a small part of a visible page; a transparent block holding at
-    least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
-    hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
-    """
-    if not any(_is_fade_in(element) for element in doomed):
-        return doomed  # the page's words are counted only when a wrapper could be kept
-    page_words = len(tree.text_content().split())
-    return [
-        element
-        for element in doomed
-        if not _is_fade_in(element) or 2 * len(element.text_content().split()) < page_words
-    ]
-
-
-def _is_fade_in(element: etree._Element) -> bool:
-    if not isinstance(element.tag, str) or element.tag.lower() in _HIDDEN_TAGS:
-        return False
-    attributes = element.attrib
-    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
-        return False
-    if set(attributes.get("class", "").lower().split()) & _HIDDEN_CLASSES:
-        return False
-    style = attributes.get("style", "")
-    return bool(_FADE_STYLE.search(style)) and not _DISPLAY_NONE.search(style)
-
-
-def _hidden_elements(tree: lxml.html.HtmlElement) -> Iterator[etree._Element]:
-    """The elements of ``tree`` that ``_is_hidden`` holds hidden, in document order.
-
-    The full test on every element was most of the cleaning's time after parsing. Most
-    elements carry no attribute that can hide them but a class list, and a page repeats its
-    class lists: one look at the attribute names, with each class list tested once per page,
-    leaves few elements for the full test. Elements are yielded one at a time,
-    so a caller that shows one (``_show``) before the next is looked at sees what a walk
-    testing every element would see.
-    """
-    hiding_classes: dict[str, bool] = {}
-    for element in tree.iter(etree.Element):
-        names = element.keys()
-        if (
-            "hidden" not in names
-            and "aria-hidden" not in names
-            and "style" not in names
-            and element.tag.lower() not in _HIDDEN_OR_INPUT_TAGS
-        ):
-            class_names = element.get("class") if names else None
-            if class_names is None:
-                continue
-            hiding = hiding_classes.get(class_names)
-            if hiding is None:
-                hiding = _names_hiding_class(class_names)
-                hiding_classes[class_names] = hiding
-            if not hiding:
-                continue
-        if _is_hidden(element):
-            yield element
-
-
-def _is_hidden(element: etree._Element) -> bool:
-    tag = element.tag
-    if not isinstance(tag, str):
-        return False
-    tag = tag.lower()
-    if tag in _HIDDEN_TAGS:
-        return True
-    # Each attribute is read once (``_hidden_elements`` calls this on the elements that may
-    # be hidden, ``_is_folded_answer`` on a panel's neighbour).
-    get = element.get
-    if get("hidden") is not None:
-        return True
-    aria_hidden = get("aria-hidden")
-    if aria_hidden is not None and aria_hidden.strip() in ("true", "1"):
-        return True
-    if tag == "input" and (get("type") or "").lower() == "hidden":
-        return True
-    if _names_hiding_class(get("class") or ""):
-        return True
-    style = get("style")
-    return style is not None and bool(_HIDDEN_STYLE.search(style))
-
-
-def _names_hiding_class(class_names: str) -> bool:
-    """Whether a class list names a hiding class, not undone from some screen width up."""
-    class_names = class_names.lower()
-    # The cheap test first: the list is split only when it can name a hiding class at all.
-    if not _HIDDEN_CLASS_NAMED.search(class_names):
-        return False
-    classes = set(class_names.split())
-    return bool(classes & _HIDDEN_CLASSES) and not any(
-        _RESPONSIVE_SHOWN_CLASS.match(name) for name in classes
-    )
-
-
-def _drop(element: etree._Element) -> None:
-    """Remove an element but keep its tail text (which belongs to the parent)."""
-    parent = element.getparent()
-    if parent is None:
-        return
-    tail = element.tail
-    if tail:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(element)
 
 
 def _plain_text(html: str) -> str:

@@ -10,11 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
+from enrichment.pipeline.extract.hidden import hidden_elements, is_hidden
 from enrichment.pipeline.fetch.extraction import (
     _PARSER,
     ExtractionError,
-    _hidden_elements,
-    _is_hidden,
     _parse_html,
     extract_html,
 )
@@ -196,8 +195,8 @@ def test_quick_scan_for_hidden_elements_finds_what_the_full_test_finds(node: tup
     # Cleaning looks at a few attributes of each element before the full test; it must find
     # every element the full test would, in the same order.
     tree = lxml.html.document_fromstring(f"<html><body>{_markup(node)}</body></html>")
-    walked = [element for element in tree.iter() if _is_hidden(element)]
-    assert list(_hidden_elements(tree)) == walked
+    walked = [element for element in tree.iter() if is_hidden(element)]
+    assert list(hidden_elements(tree)) == walked
 
 
 def _markup(node: tuple) -> str:
