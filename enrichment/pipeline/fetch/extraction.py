@@ -60,6 +60,7 @@ from enrichment.pipeline.extract.spacing import (
     restore_inline_spaces,
 )
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
+from enrichment.pipeline.extract.union import fill_gaps
 
 ExtractMode = Literal["markdown", "text"]
 Extractor = Literal[
@@ -363,6 +364,8 @@ def _main_content(
         return "region", region
     if source == "resiliparse":
         return "resiliparse", trim_after_body(second, body, flatten=flatten)
+    # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's text.
+    first = fill_gaps(first, second, flatten=flatten) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
 
 
