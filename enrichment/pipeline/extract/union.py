@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 
 from enrichment.pipeline.extract.choose import shingles, word_count
 
@@ -45,35 +44,32 @@ _line_shingles = shingles.__wrapped__
 
 
 def fill_gaps(
-    trafilatura_text: str,
-    resiliparse_text: str,
-    *,
-    flatten: Callable[[str], str] = str,
+    trafilatura_text: str, resiliparse_text: str, *, seen: str | None = None
 ) -> str | None:
     """trafilatura's text with resiliparse's short gaps between anchors; None when no gain.
 
-    ``flatten`` turns one line of ``trafilatura_text`` into the words a reader sees (markdown
-    mode: links to their labels); resiliparse's lines are compared as they are.
+    ``seen`` is trafilatura's text as a reader sees it (markdown flattened: links to their
+    labels), when it differs; resiliparse's lines are compared as they are.
     """
-    first_lines = trafilatura_text.split("\n")
-    seen_lines = [flatten(line) for line in first_lines] if flatten is not str else first_lines
-    held = shingles("\n".join(seen_lines))
+    seen = trafilatura_text if seen is None else seen
+    held = shingles(seen)  # cached: the chooser split this text already
     if not held or not resiliparse_text:
         return None
     lines = resiliparse_text.split("\n")
     anchors = [index for index, line in enumerate(lines) if _is_anchor(line, held)]
-    gaps = _gaps(lines, anchors, seen_lines)
+    gaps = _gaps(lines, anchors, seen)
     if not gaps:
         return None
-    where = _lines_of_shingles(seen_lines)
+    first_lines = trafilatura_text.split("\n")
+    # Lines are placed by their 4-grams; in markdown a link's target breaks a few of them,
+    # the rest of the line still places it.
+    where = _lines_of_shingles(first_lines)
     inserts: dict[int, list[str]] = {}
     for anchor, gap in gaps:
         # After the line of trafilatura's that holds most of the anchor's 4-grams.
-        votes = Counter(
-            index for shingle in _line_shingles(lines[anchor]) for index in where.get(shingle, ())
-        )
-        if votes:
-            inserts.setdefault(votes.most_common(1)[0][0], []).extend(gap)
+        at = _line_of(lines[anchor], where)
+        if at is not None:
+            inserts.setdefault(at, []).extend(gap)
     if not inserts:
         return None
     merged: list[str] = []
@@ -81,27 +77,29 @@ def fill_gaps(
         merged.append(line)
         merged.extend(inserts.get(index, ()))
     filled = "\n".join(merged)
-    first_words = word_count("\n".join(seen_lines))
-    if word_count(filled) > MAX_GROWTH * first_words:
+    if word_count(filled) > MAX_GROWTH * word_count(trafilatura_text):
         return None
     return filled
 
 
 def _is_anchor(line: str, held: frozenset[tuple[str, ...]]) -> bool:
     """A line long enough to place, most of whose 4-grams trafilatura's text has too."""
-    if len(_WORD.findall(line)) < MIN_ANCHOR_WORDS:
+    words = _WORD.findall(line.lower())
+    if len(words) < MIN_ANCHOR_WORDS:
         return False
-    own = _line_shingles(line)
+    own = set(zip(words, words[1:], words[2:], words[3:], strict=False))
     return len(own & held) >= LINE_HELD_SHARE * len(own)
 
 
-def _gaps(
-    lines: list[str], anchors: list[int], seen_lines: list[str]
-) -> list[tuple[int, list[str]]]:
+def _gaps(lines: list[str], anchors: list[int], seen: str) -> list[tuple[int, list[str]]]:
     """Each short run of lines between two anchors that trafilatura lacks, after its anchor."""
-    present = {tuple(_WORD.findall(line.lower())) for line in seen_lines}
+    present: set[tuple[str, ...]] | None = None
     gaps = []
     for anchor, following in zip(anchors, anchors[1:], strict=False):
+        if following == anchor + 1:
+            continue
+        if present is None:  # the lines trafilatura has, by their words
+            present = {tuple(_WORD.findall(line.lower())) for line in seen.split("\n")}
         gap = [
             line
             for line in lines[anchor + 1 : following]
@@ -112,10 +110,17 @@ def _gaps(
     return gaps
 
 
-def _lines_of_shingles(seen_lines: list[str]) -> dict[tuple[str, ...], list[int]]:
+def _line_of(line: str, where: dict[tuple[str, ...], list[int]]) -> int | None:
+    """The index of trafilatura's line holding most of ``line``'s 4-grams, if any."""
+    votes = Counter(index for shingle in _line_shingles(line) for index in where.get(shingle, ()))
+    return votes.most_common(1)[0][0] if votes else None
+
+
+def _lines_of_shingles(lines: list[str]) -> dict[tuple[str, ...], list[int]]:
     """Each 4-gram of trafilatura's text with the indexes of the lines that have it."""
     where: dict[tuple[str, ...], list[int]] = {}
-    for index, line in enumerate(seen_lines):
-        for shingle in _line_shingles(line):
+    for index, line in enumerate(lines):
+        words = _WORD.findall(line.lower())
+        for shingle in zip(words, words[1:], words[2:], words[3:], strict=False):
             where.setdefault(shingle, []).append(index)
     return where

@@ -365,7 +365,7 @@ def _main_content(
     if source == "resiliparse":
         return "resiliparse", trim_after_body(second, body, flatten=flatten)
     # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's text.
-    first = fill_gaps(first, second, flatten=flatten) or first
+    first = fill_gaps(first, second, seen=seen[0]) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
 
 
