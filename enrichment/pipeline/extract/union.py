@@ -11,7 +11,9 @@ the last one (navigation, related links, comments) stays out, and trafilatura's 
 
 A long run of lines between two anchors (a sidebar or a block of teasers that the page's
 layout puts between two parts of the text) is left out: only gaps of at most MAX_GAP_WORDS
-words are filled. The result stands only when something was put back and the text grew by at
+words are filled; so is a run of short labels only (a byline under the headline, an author's
+"Joined 2019 Posts: 137" between two posts). A line trafilatura has already, if only as a
+heading or with its list number flattened away, is not put in twice. The result stands only when something was put back and the text grew by at
 most MAX_GROWTH.
 
     >>> first = "Install the tool with pip first.\\nThen run it on a folder of pages."
@@ -39,6 +41,7 @@ MAX_GAP_WORDS = 150
 # The filled text may be at most this many times longer (in words) than trafilatura's.
 MAX_GROWTH = 1.5
 _WORD = re.compile(r"\w+")
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d+[.)])[ \t]+")
 # Not through the cache: a page's many lines would push its three texts out of it.
 _line_shingles = shingles.__wrapped__
 
@@ -99,15 +102,26 @@ def _gaps(lines: list[str], anchors: list[int], seen: str) -> list[tuple[int, li
         if following == anchor + 1:
             continue
         if present is None:  # the lines trafilatura has, by their words
-            present = {tuple(_WORD.findall(line.lower())) for line in seen.split("\n")}
+            present = {_line_words(line) for line in seen.split("\n")}
         gap = [
             line
             for line in lines[anchor + 1 : following]
-            if _WORD.search(line) and tuple(_WORD.findall(line.lower())) not in present
+            if _WORD.search(line) and _line_words(line) not in present
         ]
-        if gap and sum(len(_WORD.findall(line)) for line in gap) <= MAX_GAP_WORDS:
+        counts = [len(_WORD.findall(line)) for line in gap]
+        # Only short lines (a byline under the headline, "Joined 2019 Posts: 137" between
+        # two posts) are labels around the content, not content trafilatura pruned.
+        if counts and max(counts) >= MIN_ANCHOR_WORDS and sum(counts) <= MAX_GAP_WORDS:
             gaps.append((anchor, gap))
     return gaps
+
+
+def _line_words(line: str) -> tuple[str, ...]:
+    """A line's lower-cased words without its list marker.
+
+    "1. Pothos" is the line "Pothos" as a numbered item: flattened markdown lost the number.
+    """
+    return tuple(_WORD.findall(_LIST_MARKER.sub("", line, count=1).lower()))
 
 
 def _line_of(line: str, where: dict[tuple[str, ...], list[int]]) -> int | None:

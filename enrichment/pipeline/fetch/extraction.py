@@ -364,8 +364,11 @@ def _main_content(
         return "region", region
     if source == "resiliparse":
         return "resiliparse", trim_after_body(second, body, flatten=flatten)
-    # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's text.
-    first = fill_gaps(first, second, seen=seen[0]) or first
+    if kind != "forum":
+        # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's
+        # text. Not on a discussion: what it leaves out between posts is who wrote them,
+        # which the chooser has weighed already (``choose._with_post_headers``).
+        first = fill_gaps(first, second, seen=seen[0]) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from enrichment.pipeline.extract.union import MAX_GAP_WORDS, fill_gaps
+from enrichment.pipeline.fetch import extraction
 from enrichment.pipeline.fetch.extraction import extract_html
 
 STEPS = [f"Step {i} of the guide explains how the tool reads page {i} in order." for i in range(8)]
@@ -21,11 +22,28 @@ def test_a_block_pruned_between_two_kept_lines_is_put_back_in_place() -> None:
     assert fill_gaps(first, second) == _lines(*STEPS[:4], SKIPPED, *STEPS[4:])
 
 
-def test_short_lines_between_kept_lines_come_back_too() -> None:
+def test_a_heading_pruned_with_its_paragraph_comes_back() -> None:
     first = _lines(*STEPS)
-    second = _lines(*STEPS[:4], "Configuration", "1.", *STEPS[4:], "Share")
+    second = _lines(*STEPS[:4], "Configuration", SKIPPED, *STEPS[4:], "Share")
     filled = fill_gaps(first, second)
-    assert filled is not None and "Configuration" in filled and "Share" not in filled
+    assert filled is not None and "Configuration\n" + SKIPPED in filled and "Share" not in filled
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [["By Sam Writer ·", "3 March 2026"], ["quietfoxJoined 2019Posts: 174"]],
+    ids=["byline", "author-line"],
+)
+def test_a_gap_of_short_labels_only_stays_out(labels: list[str]) -> None:
+    first = _lines(*STEPS)
+    assert fill_gaps(first, _lines(*STEPS[:4], *labels, *STEPS[4:])) is None
+
+
+def test_a_numbered_line_trafilatura_has_as_a_heading_is_not_repeated() -> None:
+    first = _lines(*STEPS[:4], "Pothos", *STEPS[4:])  # "## 4. Pothos", flattened
+    second = _lines(*STEPS[:4], "4. Pothos", SKIPPED, *STEPS[4:])
+    filled = fill_gaps(first, second)
+    assert filled is not None and "4. Pothos" not in filled and SKIPPED in filled
 
 
 def test_a_long_run_between_kept_lines_is_another_region_and_stays_out() -> None:
@@ -78,3 +96,20 @@ def test_a_page_keeps_the_linked_steps_between_its_paragraphs(mode: str) -> None
         assert label in text
     assert "Part 0 of the guide" in text and "Part 5 of the guide" in text
     assert "Newsletter" not in text
+
+
+@pytest.mark.parametrize(("kind", "filled"), [("DiscussionForumPosting", False), ("WebPage", True)])
+def test_a_discussion_is_not_filled(
+    monkeypatch: pytest.MonkeyPatch, kind: str, filled: bool
+) -> None:
+    # On a discussion, what trafilatura leaves out between posts is who wrote them: the
+    # chooser weighs those lines already (post headers), the gaps are not filled again.
+    calls: list[str] = []
+    monkeypatch.setattr(extraction, "fill_gaps", lambda first, *_, **__: calls.append(first))
+    posts = "".join(f"<div class='post'><p>{step}</p></div>" for step in STEPS)
+    html = (
+        f'<html><head><script type="application/ld+json">{{"@type": "{kind}"}}</script>'
+        f"</head><body><main><h1>Thread</h1>{posts}</main></body></html>"
+    )
+    extraction.extract_html(html, mode="text")
+    assert bool(calls) is filled
