@@ -85,7 +85,7 @@ def _lower_words(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16)
-def _word_count(text: str) -> int:
+def word_count(text: str) -> int:
     if _DOTTED_CAPITAL_I in text:
         return len(_WORD.findall(text))
     # Lower-casing keeps every word whole except for this one letter (it becomes "i" and a
@@ -96,8 +96,8 @@ def _word_count(text: str) -> int:
 
 def choose_candidate(trafilatura_text: str, resiliparse_text: str) -> Choice:
     """Which text to keep, with the reason (see the module docstring)."""
-    first_words = _word_count(trafilatura_text)
-    second_words = _word_count(resiliparse_text)
+    first_words = word_count(trafilatura_text)
+    second_words = word_count(resiliparse_text)
     first, second = shingles(trafilatura_text), shingles(resiliparse_text)
     contained = len(first & second) / len(first) if first else 0.0
     if second_words == 0:
@@ -148,17 +148,17 @@ def choose_for_kind(
     if (
         off_topic is None
         and kind == "product"
-        and _word_count(trafilatura_text) >= PRODUCT_DESCRIPTION_WORDS
+        and word_count(trafilatura_text) >= PRODUCT_DESCRIPTION_WORDS
         and _holds(trafilatura_text, description)
     ):
         # A product's own text is short: name, price, a description, a few specs.
         return Choice("trafilatura", "product description", 1.0)
     choice = off_topic or choose_candidate(trafilatura_text, resiliparse_text)
     if choice.reason == "superset" and kind in ("article", "other"):
-        first_words = _word_count(trafilatura_text)
+        first_words = word_count(trafilatura_text)
         if (
             first_words >= SUBSTANTIAL_WORDS
-            and _word_count(resiliparse_text) > PAGE_AROUND_RATIO * first_words
+            and word_count(resiliparse_text) > PAGE_AROUND_RATIO * first_words
         ):
             # Several times a substantial article: the page around it (teasers, comments).
             choice = Choice("trafilatura", "page around the article", choice.contained)
@@ -170,8 +170,8 @@ def choose_for_kind(
     fragment = _fragment_of_many_blocks(choice, chosen, resiliparse_text, region_text)
     if fragment is not None or not region_text:
         return fragment or choice
-    region_words = _word_count(region_text)
-    if region_words <= REGION_LONGER_RATIO * _word_count(chosen):
+    region_words = word_count(region_text)
+    if region_words <= REGION_LONGER_RATIO * word_count(chosen):
         return choice
     base = shingles(chosen)
     contained = len(base & shingles(region_text)) / len(base) if base else 1.0
@@ -189,7 +189,7 @@ def _with_post_headers(
     main region and resiliparse keep them. A somewhat longer text that contains most of the
     chosen one is the same thread with those lines (readers need to know who answered).
     """
-    chosen_words = _word_count(chosen)
+    chosen_words = word_count(chosen)
     base = shingles(chosen)
     candidates: tuple[tuple[Source, str], ...] = (
         ("region", region_text),
@@ -198,7 +198,7 @@ def _with_post_headers(
     for source, text in candidates:
         if source == choice.source or not text:
             continue
-        words = _word_count(text)
+        words = word_count(text)
         if not chosen_words < words <= POST_HEADERS_RATIO * chosen_words:
             continue
         contained = len(base & shingles(text)) / len(base) if base else 0.0
@@ -218,7 +218,7 @@ def _fragment_of_many_blocks(
     """
     if choice.source != "trafilatura":
         return None
-    words = _word_count(chosen)
+    words = word_count(chosen)
     if words >= FRAGMENT_WORDS:
         return None
     candidates: tuple[tuple[Source, str], ...] = (
@@ -226,7 +226,7 @@ def _fragment_of_many_blocks(
         ("resiliparse", resiliparse_text),
     )
     for source, text in candidates:
-        if text and _word_count(text) > FRAGMENT_RATIO * words:
+        if text and word_count(text) > FRAGMENT_RATIO * words:
             return Choice(source, "fragment of many blocks", choice.contained)
     return None
 
@@ -254,7 +254,7 @@ def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str | Non
         >>> _off_topic("Brass lamp " + "cookie notice " * 30, body, "Brass lamp") is None
         True
     """
-    if _word_count(resiliparse_text) < TOO_SHORT_WORDS:
+    if word_count(resiliparse_text) < TOO_SHORT_WORDS:
         return None
     first, second = shingles(trafilatura_text), shingles(resiliparse_text)
     if not first or len(first & second) > DISJOINT_SHARE * min(len(first), len(second)):

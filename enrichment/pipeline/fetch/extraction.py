@@ -59,6 +59,7 @@ from enrichment.pipeline.extract.spacing import (
     restore_inline_spaces,
 )
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
+from enrichment.pipeline.extract.union import fill_gaps
 
 ExtractMode = Literal["markdown", "text"]
 Extractor = Literal[
@@ -322,6 +323,11 @@ def _main_content(
         return "region", region
     if source == "resiliparse":
         return "resiliparse", trim_after_body(second, body, flatten=flatten)
+    if kind != "forum":
+        # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's
+        # text. Not on a discussion: what it leaves out between posts is who wrote them,
+        # which the chooser has weighed already (``choose._with_post_headers``).
+        first = fill_gaps(first, second, seen=seen[0]) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
 
 
