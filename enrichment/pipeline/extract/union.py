@@ -13,8 +13,8 @@ A long run of lines between two anchors (a sidebar or a block of teasers that th
 layout puts between two parts of the text) is left out: only gaps of at most MAX_GAP_WORDS
 words are filled; so is a run of short labels only (a byline under the headline, an author's
 "Joined 2019 Posts: 137" between two posts). A line trafilatura has already, if only as a
-heading or with its list number flattened away, is not put in twice. The result stands only when something was put back and the text grew by at
-most MAX_GROWTH.
+heading or with its list number flattened away, is not put in twice. The result stands only
+when something was put back and the text grew by at most MAX_GROWTH.
 
     >>> first = "Install the tool with pip first.\\nThen run it on a folder of pages."
     >>> second = ("Home About\\nInstall the tool with pip first.\\nOn Windows use py -m pip."
