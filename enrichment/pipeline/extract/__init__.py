@@ -5,6 +5,8 @@ product or other) picks the strategy. Up to three candidates read the same clean
 trafilatura (XPath heuristics over the tree, markdown-capable; replies kept on discussion
 pages), resiliparse's main-content pass (DOM-block scoring on the Lexbor parser) and the
 page's declared main region without its chrome (``region.py``, text or markdown) — and
-``choose.choose_for_kind`` picks one per page from how much they agree. Pure code: no
+``choose.choose_for_kind`` picks one per page from how much they agree; when trafilatura's
+text is kept, the blocks it pruned inside it come back from resiliparse's (``union.py``).
+Hidden elements are removed before any of them reads the page (``hidden.py``). Pure code: no
 Django, no settings, no network.
 """

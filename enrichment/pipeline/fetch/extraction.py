@@ -4,13 +4,14 @@ HTML goes through main-content extractors (``extract/``: trafilatura, resilipars
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
 footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
 browser would never show cannot smuggle instructions in; what a browser does show (folded
-panels, streamed segments) is kept. The text kept per page is chosen from the page's declared kind, its headline,
-a product's declared description and how much the candidates agree (``extract/choose.py``);
-on an article, trailing lines from after the article's body element are cut (``extract/trim.py``),
-and so on a page that declares no kind (or a discussion) but is built like one: a single
-``<h1>`` and one element holding the page's running text.
-When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is
-empty or only repeats the title counts as no content.
+panels, streamed segments) is kept. The text kept per page is chosen from the page's declared
+kind, its headline, a product's declared description and how much the candidates agree
+(``extract/choose.py``); blocks trafilatura pruned inside the text it kept are put back from
+resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
+article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
+(or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
+running text. When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
+result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
