@@ -42,8 +42,6 @@ MAX_GAP_WORDS = 150
 MAX_GROWTH = 1.5
 _WORD = re.compile(r"\w+")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d+[.)])[ \t]+")
-# Not through the cache: a page's many lines would push its three texts out of it.
-_line_shingles = shingles.__wrapped__
 
 
 def fill_gaps(
@@ -90,7 +88,7 @@ def _is_anchor(line: str, held: frozenset[tuple[str, ...]]) -> bool:
     words = _WORD.findall(line.lower())
     if len(words) < MIN_ANCHOR_WORDS:
         return False
-    own = set(zip(words, words[1:], words[2:], words[3:], strict=False))
+    own = set(_four_grams(words))
     return len(own & held) >= LINE_HELD_SHARE * len(own)
 
 
@@ -125,16 +123,30 @@ def _line_words(line: str) -> tuple[str, ...]:
 
 
 def _line_of(line: str, where: dict[tuple[str, ...], list[int]]) -> int | None:
-    """The index of trafilatura's line holding most of ``line``'s 4-grams, if any."""
-    votes = Counter(index for shingle in _line_shingles(line) for index in where.get(shingle, ()))
-    return votes.most_common(1)[0][0] if votes else None
+    """The index of trafilatura's line holding most of ``line``'s 4-grams (the first such
+    line on a tie: the same page always gives the same text), if any."""
+    grams = set(_four_grams(_WORD.findall(line.lower())))
+    votes = Counter(index for shingle in grams for index in where.get(shingle, ()))
+    if not votes:
+        return None
+    most = max(votes.values())
+    return min(index for index, count in votes.items() if count == most)
 
 
 def _lines_of_shingles(lines: list[str]) -> dict[tuple[str, ...], list[int]]:
     """Each 4-gram of trafilatura's text with the indexes of the lines that have it."""
     where: dict[tuple[str, ...], list[int]] = {}
     for index, line in enumerate(lines):
-        words = _WORD.findall(line.lower())
-        for shingle in zip(words, words[1:], words[2:], words[3:], strict=False):
+        for shingle in _four_grams(_WORD.findall(line.lower())):
             where.setdefault(shingle, []).append(index)
     return where
+
+
+def _four_grams(words: list[str]) -> list[tuple[str, ...]]:
+    """A line's word 4-grams in order (none under four words), as ``choose.shingles`` makes
+    a text's.
+
+    Lines are split here, not through ``shingles``: its caches would let a page's many
+    lines push out the page's three texts, which the chooser and ``word_count`` read again.
+    """
+    return list(zip(words, words[1:], words[2:], words[3:], strict=False))
