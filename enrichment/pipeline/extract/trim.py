@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import lxml.html
 
@@ -38,18 +39,26 @@ LIST_SHARE = 0.5
 
 @dataclass(frozen=True)
 class ArticleBody:
-    """The shingles of the body element's text and of the list items outside it.
+    """The shingles of the body element's text, and the text of the list items outside it.
 
-    ``words`` counts the words in the body's own paragraphs.
+    ``words`` counts the words in the body's own paragraphs. ``lists`` (the items'
+    shingles) is read only when a cut is weighed, so it is made then, once.
     """
 
     text: frozenset[tuple[str, ...]]
-    lists: frozenset[tuple[str, ...]]
+    items: str = ""
     words: int = 0
 
+    @cached_property
+    def lists(self) -> frozenset[tuple[str, ...]]:
+        return shingles(self.items)
 
-def article_body(tree: lxml.html.HtmlElement) -> ArticleBody | None:
-    """The element with the most words in its own paragraphs, when no other comes close."""
+
+def article_body(tree: lxml.html.HtmlElement, *, min_words: int = 0) -> ArticleBody | None:
+    """The element with the most words in its own paragraphs, when no other comes close.
+
+    None as well when that element has fewer than ``min_words`` paragraph words.
+    """
     words: dict[lxml.html.HtmlElement, int] = {}
     for paragraph in tree.iter("p"):
         count = len(paragraph.text_content().split())
@@ -59,6 +68,8 @@ def article_body(tree: lxml.html.HtmlElement) -> ArticleBody | None:
     if not words:
         return None
     body = max(words, key=words.__getitem__)
+    if words[body] < min_words:
+        return None
     inside = set(body.iter())
     rivals = (
         element
@@ -68,7 +79,7 @@ def article_body(tree: lxml.html.HtmlElement) -> ArticleBody | None:
     if next(rivals, None) is not None:
         return None
     items = " \n ".join(item.text_content() for item in tree.iter("li") if item not in inside)
-    return ArticleBody(shingles(body.text_content()), shingles(items), words[body])
+    return ArticleBody(shingles(body.text_content()), items, words[body])
 
 
 def trim_after_body(

@@ -28,7 +28,6 @@ when something was put back and the text grew by at most MAX_GROWTH.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from enrichment.pipeline.extract.choose import shingles, word_count
 
@@ -51,95 +50,121 @@ def fill_gaps(
 
     ``seen`` is trafilatura's text as a reader sees it (markdown flattened: links to their
     labels), when it differs; resiliparse's lines are compared as they are.
+
+    Each text is lower-cased once and split into lines once; trafilatura's lines are read
+    for the 4-grams of the anchors that have a gap after them only, and the filled text's
+    words are counted from the words put back (a page's other lines cost one split each).
     """
     seen = trafilatura_text if seen is None else seen
     held = shingles(seen)  # cached: the chooser split this text already
     if not held or not resiliparse_text:
         return None
     lines = resiliparse_text.split("\n")
-    anchors = [index for index, line in enumerate(lines) if _is_anchor(line, held)]
+    # Lower-casing the whole text splits into the same lines as the text (no letter's lower
+    # case is a line break) and each line the way lower-casing the line alone would.
+    anchors = [
+        index
+        for index, line in enumerate(resiliparse_text.lower().split("\n"))
+        if _is_anchor(line, held)
+    ]
     gaps = _gaps(lines, anchors, seen)
     if not gaps:
         return None
     first_lines = trafilatura_text.split("\n")
     # Lines are placed by their 4-grams; in markdown a link's target breaks a few of them,
     # the rest of the line still places it.
-    where = _lines_of_shingles(first_lines)
+    placed = _lines_of(
+        [set(_four_grams(_WORD.findall(lines[anchor].lower()))) for anchor, _, _ in gaps],
+        first_lines,
+    )
     inserts: dict[int, list[str]] = {}
-    for anchor, gap in gaps:
+    added = 0
+    for (_, gap, words), at in zip(gaps, placed, strict=True):
         # After the line of trafilatura's that holds most of the anchor's 4-grams.
-        at = _line_of(lines[anchor], where)
         if at is not None:
             inserts.setdefault(at, []).extend(gap)
+            added += words
     if not inserts:
+        return None
+    # The lines put back are whole lines: the filled text has their words and trafilatura's.
+    before = word_count(trafilatura_text)
+    if before + added > MAX_GROWTH * before:
         return None
     merged: list[str] = []
     for index, line in enumerate(first_lines):
         merged.append(line)
         merged.extend(inserts.get(index, ()))
-    filled = "\n".join(merged)
-    if word_count(filled) > MAX_GROWTH * word_count(trafilatura_text):
-        return None
-    return filled
+    return "\n".join(merged)
 
 
-def _is_anchor(line: str, held: frozenset[tuple[str, ...]]) -> bool:
+def _is_anchor(lowered_line: str, held: frozenset[tuple[str, ...]]) -> bool:
     """A line long enough to place, most of whose 4-grams trafilatura's text has too."""
-    words = _WORD.findall(line.lower())
+    # Four words take at least seven characters ("a b c d").
+    if len(lowered_line) < 2 * MIN_ANCHOR_WORDS - 1:
+        return False
+    words = _WORD.findall(lowered_line)
     if len(words) < MIN_ANCHOR_WORDS:
         return False
     own = set(_four_grams(words))
     return len(own & held) >= LINE_HELD_SHARE * len(own)
 
 
-def _gaps(lines: list[str], anchors: list[int], seen: str) -> list[tuple[int, list[str]]]:
-    """Each short run of lines between two anchors that trafilatura lacks, after its anchor."""
+def _gaps(lines: list[str], anchors: list[int], seen: str) -> list[tuple[int, list[str], int]]:
+    """Each short run of lines between two anchors that trafilatura lacks, after its anchor,
+    with the number of words it holds."""
     present: set[tuple[str, ...]] | None = None
     gaps = []
     for anchor, following in zip(anchors, anchors[1:], strict=False):
         if following == anchor + 1:
             continue
         if present is None:  # the lines trafilatura has, by their words
-            present = {_line_words(line) for line in seen.split("\n")}
+            present = {_line_words(line) for line in seen.lower().split("\n")}
         gap = [
             line
             for line in lines[anchor + 1 : following]
-            if _WORD.search(line) and _line_words(line) not in present
+            if _WORD.search(line) and _line_words(line.lower()) not in present
         ]
         counts = [len(_WORD.findall(line)) for line in gap]
         # Only short lines (a byline under the headline, "Joined 2019 Posts: 137" between
         # two posts) are labels around the content, not content trafilatura pruned.
         if counts and max(counts) >= MIN_ANCHOR_WORDS and sum(counts) <= MAX_GAP_WORDS:
-            gaps.append((anchor, gap))
+            gaps.append((anchor, gap, sum(counts)))
     return gaps
 
 
-def _line_words(line: str) -> tuple[str, ...]:
-    """A line's lower-cased words without its list marker.
+def _line_words(lowered_line: str) -> tuple[str, ...]:
+    """A lower-cased line's words without its list marker.
 
     "1. Pothos" is the line "Pothos" as a numbered item: flattened markdown lost the number.
     """
-    return tuple(_WORD.findall(_LIST_MARKER.sub("", line, count=1).lower()))
+    return tuple(_WORD.findall(_LIST_MARKER.sub("", lowered_line, count=1)))
 
 
-def _line_of(line: str, where: dict[tuple[str, ...], list[int]]) -> int | None:
-    """The index of trafilatura's line holding most of ``line``'s 4-grams (the first such
-    line on a tie: the same page always gives the same text), if any."""
-    grams = set(_four_grams(_WORD.findall(line.lower())))
-    votes = Counter(index for shingle in grams for index in where.get(shingle, ()))
-    if not votes:
-        return None
-    most = max(votes.values())
-    return min(index for index, count in votes.items() if count == most)
+def _lines_of(wanted: list[set[tuple[str, ...]]], lines: list[str]) -> list[int | None]:
+    """For each set of 4-grams, the index of the line of ``lines`` holding most of them
+    (counted with repeats within a line; the first such line on a tie: the same page
+    always gives the same text), or None when no line holds any.
 
-
-def _lines_of_shingles(lines: list[str]) -> dict[tuple[str, ...], list[int]]:
-    """Each 4-gram of trafilatura's text with the indexes of the lines that have it."""
-    where: dict[tuple[str, ...], list[int]] = {}
+    Only the lines that hold one of the 4-grams at all are counted out.
+    """
+    every = set().union(*wanted)
+    votes: list[dict[int, int]] = [{} for _ in wanted]
     for index, line in enumerate(lines):
-        for shingle in _four_grams(_WORD.findall(line.lower())):
-            where.setdefault(shingle, []).append(index)
-    return where
+        grams = _four_grams(_WORD.findall(line.lower()))
+        if every.isdisjoint(grams):
+            continue
+        for grams_of, counts in zip(wanted, votes, strict=True):
+            hits = sum(1 for gram in grams if gram in grams_of)
+            if hits:
+                counts[index] = hits
+    placed: list[int | None] = []
+    for counts in votes:
+        if not counts:
+            placed.append(None)
+            continue
+        most = max(counts.values())
+        placed.append(min(index for index, count in counts.items() if count == most))
+    return placed
 
 
 def _four_grams(words: list[str]) -> list[tuple[str, ...]]:

@@ -293,15 +293,15 @@ def _main_content(
             # holding its running text, no rival block of paragraphs, is an article by its
             # structure. Pages of several parts (most docs and service pages, threads) have
             # several <h1> or rival blocks and are left whole.
-            body = article_body(tree)
-            if body is not None and body.words < UNDECLARED_ARTICLE_WORDS:
-                body = None
+            body = article_body(tree, min_words=UNDECLARED_ARTICLE_WORDS)
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
     runs = text_runs(tree) if mode == "markdown" else ()
     # A page that shows the mark itself keeps its own (see ``extract/spacing.py``).
     spaces = SPACE_MARK not in cleaned_html
     first = _trafilatura(tree, kind, mode=mode, base_url=base_url, spaces=spaces)
-    cut = cut_runs(runs, markdown_to_text(first)) if runs else frozenset()
+    # The words a reader sees of trafilatura's text (markdown flattened), made once.
+    first_seen = markdown_to_text(first) if mode == "markdown" else first
+    cut = cut_runs(runs, first_seen) if runs else frozenset()
     if cut:
         # trafilatura's markdown kept pieces of divs of running text and lost the rest
         # (``extract/fragments.py``): read them again as its text output does, whole or not
@@ -309,13 +309,14 @@ def _main_content(
         retry = lxml.html.document_fromstring(cleaned_html, parser=_PARSER)
         read_as_text(retry, cut)
         again = _trafilatura(retry, kind, mode=mode, base_url=base_url, spaces=spaces)
-        if holds_any_lead(cut, markdown_to_text(again)):
-            first = again
+        again_seen = markdown_to_text(again)
+        if holds_any_lead(cut, again_seen):
+            first, first_seen = again, again_seen
     second = resiliparse_candidate(cleaned_html, mode=mode)
     # Decided on the words a reader sees: link targets and markup do not count as text.
-    seen = (first, second, region)
+    seen = (first_seen, second, region)
     if mode == "markdown":
-        seen = (markdown_to_text(first), markdown_to_text(second), markdown_to_text(region))
+        seen = (first_seen, markdown_to_text(second), markdown_to_text(region))
     source = choose_for_kind(
         kind, *seen, headline=hints.headline, description=hints.description
     ).source
