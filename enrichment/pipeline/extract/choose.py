@@ -51,6 +51,11 @@ REGION_CONTAINED_SHARE = 0.6
 PRODUCT_DESCRIPTION_WORDS = 150
 # ...when it holds at least this share of the description the page declares (if any).
 DESCRIPTION_HELD_SHARE = 0.5
+# The repeated records (``extract/records.py``) replace the chosen text when they are at least
+# as long, hold at least RECORDS_HOLD_SHARE of it, and it holds less than RECORDS_KEPT_SHARE
+# of them: the extractor kept a piece of the listing.
+RECORDS_HOLD_SHARE = 0.2
+RECORDS_KEPT_SHARE = 0.5
 # Two texts sharing at most this share of the shorter one's 4-grams are about different things.
 DISJOINT_SHARE = 0.1
 _WORD = re.compile(r"\w+")
@@ -178,6 +183,31 @@ def choose_for_kind(
     if contained >= REGION_CONTAINED_SHARE:
         return Choice("region", "region superset", contained)
     return choice
+
+
+def records_are_content(chosen: str, records: str) -> bool:
+    """Whether the page's repeated records stand for its content better than ``chosen``.
+
+    On a listing, trafilatura keeps a few of the items (or their table run together) and
+    resiliparse drops them as navigation: the chosen text is then a piece of the records,
+    which hold part of it and much it lacks. Records that share nothing with the chosen text
+    are beside the content (comments, a brand list, related products); records the chosen
+    text already holds for the most part add nothing.
+
+        >>> items = " ".join(f"item{n} costs {n} euros today" for n in range(40))
+        >>> records_are_content(items[:200], items)
+        True
+        >>> records_are_content("the article body " * 50, items)
+        False
+    """
+    records_words = word_count(records)
+    if not records_words or records_words < word_count(chosen):
+        return False
+    base, rows = shingles(chosen), shingles(records)
+    if not base or not rows:
+        return False
+    shared = len(base & rows)
+    return shared >= RECORDS_HOLD_SHARE * len(base) and shared < RECORDS_KEPT_SHARE * len(rows)
 
 
 def _with_post_headers(

@@ -6,7 +6,9 @@ footers are dropped), after hidden elements were removed (``extract/hidden.py``)
 browser would never show cannot smuggle instructions in; what a browser does show (folded
 panels, streamed segments) is kept. The text kept per page is chosen from the page's declared
 kind, its headline, a product's declared description and how much the candidates agree
-(``extract/choose.py``); blocks trafilatura pruned inside the text it kept are put back from
+(``extract/choose.py``). On a page that is not an article, the page's repeated records (a
+listing's items, a grid's products: ``extract/records.py``) replace that text when it is only
+a piece of them. Blocks trafilatura pruned inside the text it kept are put back from
 resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
 article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
 (or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
@@ -38,7 +40,7 @@ from enrichment.pipeline.extract.candidates import (
     resiliparse_candidate,
     trafilatura_candidate,
 )
-from enrichment.pipeline.extract.choose import choose_for_kind
+from enrichment.pipeline.extract.choose import choose_for_kind, records_are_content
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
     holds_any_lead,
@@ -51,6 +53,7 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
+from enrichment.pipeline.extract.records import records_candidate
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.spacing import (
@@ -64,7 +67,7 @@ from enrichment.pipeline.extract.union import fill_gaps
 
 ExtractMode = Literal["markdown", "text"]
 Extractor = Literal[
-    "trafilatura", "resiliparse", "region", "raw-html", "cf-markdown", "json", "raw"
+    "trafilatura", "resiliparse", "region", "records", "raw-html", "cf-markdown", "json", "raw"
 ]
 
 NO_READABLE_CONTENT = "no readable content"
@@ -284,6 +287,7 @@ def _main_content(
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     kind = hints.kind
     region = ""
+    records = None
     body = None
     if kind == "article":
         body = article_body(tree)
@@ -295,6 +299,8 @@ def _main_content(
             # several <h1> or rival blocks and are left whole.
             body = article_body(tree, min_words=UNDECLARED_ARTICLE_WORDS)
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
+        # Also read before trafilatura prunes the tree; written now, used when they win.
+        records = records_candidate(tree, mode=mode, base_url=base_url)
     runs = text_runs(tree) if mode == "markdown" else ()
     # A page that shows the mark itself keeps its own (see ``extract/spacing.py``).
     spaces = SPACE_MARK not in cleaned_html
@@ -321,6 +327,11 @@ def _main_content(
         kind, *seen, headline=hints.headline, description=hints.description
     ).source
     flatten = markdown_to_text if mode == "markdown" else str
+    if records is not None:
+        # The extractors kept a piece of a listing (``choose.records_are_content``).
+        chosen = seen[("trafilatura", "resiliparse", "region").index(source)]
+        if records_are_content(chosen, flatten(records.items)):
+            return "records", records.page
     if source == "region":
         return "region", region
     if source == "resiliparse":

@@ -1,0 +1,196 @@
+"""The page's repeated records: many same-shaped siblings, written one block per record.
+
+Listings, search results, product grids and collection pages are a container of sibling
+elements of one structure (same tag, same classes), each holding a title and a few lines.
+trafilatura keeps one or a few of them (or a table of them run together), resiliparse drops
+them as link-dense navigation. This candidate finds the container whose same-shaped children
+(at least MIN_RECORDS, of MIN_RECORD_WORDS words on average: not a menu) hold the most words,
+and writes the page's ``<h1>`` with the blocks between it and the container (its intro),
+then the container child by child, each record one block: its title line (a heading in
+markdown, links kept), then its other lines. ``choose.records_are_content`` decides, on the
+records alone, when this replaces the chosen text.
+
+    >>> cards = "".join(
+    ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
+    ...     for n in range(1, 5))
+    >>> page = lxml.html.document_fromstring(
+    ...     f"<body><nav><a href='/'>Home</a></nav><h1>Lamps</h1><ul>{cards}</ul></body>")
+    >>> print(records_candidate(page, mode="markdown").page.split("\\n\\n", 2)[:2])
+    ['# Lamps', '### [Lamp 1](/p/1)\\nBrass desk lamp, warm light, $19']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import lxml.html
+from lxml import etree
+
+from enrichment.pipeline.extract.region import _SKIPPED, _Writer
+
+RecordsMode = Literal["markdown", "text"]
+
+# A container needs at least this many same-shaped children holding text...
+MIN_RECORDS = 4
+# ...averaging at least this many words each (menu entries and tag clouds hold one to three).
+MIN_RECORD_WORDS = 8
+# At most this many blocks between the page's heading and the records are its introduction.
+INTRO_BLOCKS = 6
+# Class names holding a digit number one record among its siblings ("post-123", "item-4").
+_DIGITS = re.compile(r"\d")
+# A first line already marked up (heading, list item, table row, code) is not re-marked.
+_MARKED = re.compile(r"^(?:#|[-*+] |\d+\. |\||```|\[!)")
+
+
+@dataclass(frozen=True)
+class Records:
+    """The container's same-shaped children and the words they hold."""
+
+    container: etree._Element
+    members: tuple[etree._Element, ...]
+    words: int
+
+
+@dataclass(frozen=True)
+class RecordsCandidate:
+    """``items``: the records alone, to weigh against another text; ``page``: what is shown."""
+
+    items: str
+    page: str
+
+
+def records_candidate(
+    tree: lxml.html.HtmlElement, *, mode: RecordsMode, base_url: str | None = None
+) -> RecordsCandidate | None:
+    """The records, and the page made of its heading, intro and the records' container.
+
+    The container is written child by child, so the headings and lines between records
+    (a date above a group of results) stay where they are; each record is one block.
+    """
+    records = find_records(tree)
+    if records is None:
+        return None
+    markdown = mode == "markdown"
+    lead: list[str] = []
+    heading = _heading_before(tree, records.container)
+    if heading is not None:
+        lead = [
+            _write(block, markdown=markdown, base_url=base_url)
+            for block in [heading, *_intro(heading, records.container)]
+        ]
+    items: list[str] = []
+    blocks: list[str] = []
+    members = set(records.members)
+    for child in records.container:
+        if not isinstance(child.tag, str) or child.tag in _SKIPPED:
+            continue
+        written = _write(child, markdown=markdown, base_url=base_url)
+        if not written:
+            continue
+        if child in members:
+            if markdown and not _MARKED.match(written):
+                written = "### " + written
+            items.append(written)
+        blocks.append(written.replace("\n\n", "\n") if markdown else written)
+    return RecordsCandidate("\n\n".join(items), "\n\n".join(part for part in lead + blocks if part))
+
+
+def find_records(tree: lxml.html.HtmlElement) -> Records | None:
+    """The group of same-shaped siblings holding the most words (None when there is none).
+
+    One walk over the body (chrome and scripts skipped) counts each element's words from its
+    children's counts, so no subtree is read twice. A page's class names repeat on every
+    record, so each distinct one is normalised once.
+    """
+    body = tree.find("body")
+    if body is None:
+        return None
+    order: list[etree._Element] = []
+    stack = [body]
+    while stack:
+        element = stack.pop()
+        order.append(element)
+        stack.extend(
+            child for child in element if isinstance(child.tag, str) and child.tag not in _SKIPPED
+        )
+    words: dict[etree._Element, int] = {}
+    best: Records | None = None
+    # Reversed, the walk reaches every element after all of its descendants.
+    for element in reversed(order):
+        own = len(element.text.split()) if element.text else 0
+        # Only an element with enough children can hold records: the others just add up.
+        grouping = len(element) >= MIN_RECORDS
+        groups: dict[tuple[str, str], list[etree._Element]] = {}
+        for child in element:
+            if child.tail:
+                own += len(child.tail.split())
+            counted = words.get(child, 0)
+            if counted:
+                own += counted
+                if grouping:
+                    key = (child.tag, _class_key(child.get("class") or ""))
+                    groups.setdefault(key, []).append(child)
+        words[element] = own
+        for members in groups.values():
+            if len(members) < MIN_RECORDS:
+                continue
+            total = sum(words[member] for member in members)
+            if total >= MIN_RECORD_WORDS * len(members) and (best is None or total > best.words):
+                best = Records(element, tuple(members), total)
+    return best
+
+
+@lru_cache(maxsize=1024)
+def _class_key(classes: str) -> str:
+    """The element's classes in order, without those that number it among its siblings."""
+    return " ".join(sorted(name for name in classes.split() if not _DIGITS.search(name)))
+
+
+def _heading_before(
+    tree: lxml.html.HtmlElement, container: etree._Element
+) -> etree._Element | None:
+    """The page's first ``<h1>`` when it comes before the container (a title, not a card's)."""
+    heading = next(tree.iter("h1"), None)
+    if heading is None:
+        return None
+    for element in tree.iter():  # document order: whichever comes first
+        if element is heading:
+            return heading
+        if element is container:
+            return None
+    return None
+
+
+def _intro(heading: etree._Element, container: etree._Element) -> list[etree._Element]:
+    """The blocks between the heading and the container: what the page says about its list.
+
+    Read from the heading onwards, sibling after sibling, climbing to the parent's siblings
+    at the end of each level, until the block holding the container; at most INTRO_BLOCKS.
+    """
+    holding = set(container.iterancestors()) | {container}
+    blocks: list[etree._Element] = []
+    node: etree._Element | None = heading
+    while node is not None and node.tag != "body" and len(blocks) < INTRO_BLOCKS:
+        for sibling in node.itersiblings():
+            if sibling in holding or len(blocks) >= INTRO_BLOCKS:
+                return blocks
+            if isinstance(sibling.tag, str) and sibling.tag not in _SKIPPED:
+                blocks.append(sibling)
+        node = node.getparent()
+    return blocks
+
+
+def _write(element: etree._Element, *, markdown: bool, base_url: str | None) -> str:
+    """One record's lines; a table row's cells each on their own line, not run together."""
+    writer = _Writer(markdown=markdown, base_url=base_url)
+    if element.tag == "tr":
+        for cell in element:
+            if isinstance(cell.tag, str) and cell.tag not in _SKIPPED:
+                writer.mixed(cell)
+                writer.flush()
+    else:
+        writer.block(element)
+    return writer.result()

@@ -1,0 +1,118 @@
+"""The repeated-records candidate: listings and product grids written one block per record."""
+
+from __future__ import annotations
+
+import lxml.html
+import pytest
+
+from enrichment.pipeline.extract.choose import records_are_content
+from enrichment.pipeline.extract.records import records_candidate
+from enrichment.pipeline.fetch.extraction import extract_html, markdown_to_text
+
+RESULTS = [
+    ("Night trains of Europe", "Sleeper routes from Vienna, Paris and Zurich, with fares."),
+    ("Ferries of the Greek islands", "Which crossings run all year and which only in summer."),
+    ("Cycling the Danube path", "Eight stages from Passau to Vienna on quiet riverside roads."),
+    ("Walking the Lycian Way", "Coastal trail stages, water points and where to sleep."),
+    ("Rail passes compared", "When a pass pays for itself and when single tickets win."),
+]
+PRODUCTS = [
+    ("Brass Desk Lamp", "$89.00", "Warm light, weighted base, two-metre fabric cable"),
+    ("Oak Floor Lamp", "$149.00", "Solid oak stem with a linen shade and foot switch"),
+    ("Opal Pendant Light", "$119.00", "Hand-blown opal glass globe for kitchen islands"),
+    ("Clip Reading Light", "$34.00", "Flexible neck that clips onto shelves and headboards"),
+    ("Paper Table Lamp", "$59.00", "Washi paper shade that softens the glare of the bulb"),
+]
+MENU = "".join(f'<li class="menu"><a href="/{n}">Section {n}</a></li>' for n in range(8))
+
+
+def _listing() -> str:
+    results = "".join(
+        f'<div class="result"><a href="/guides/{i}">{title}</a><p>{summary}</p>'
+        '<span class="more">Read more</span></div>'
+        for i, (title, summary) in enumerate(RESULTS)
+    )
+    return (
+        f"<html><body><nav><ul>{MENU}</ul></nav><h1>Search: slow travel</h1>"
+        f"<div class='results'>{results}</div></body></html>"
+    )
+
+
+def _grid() -> str:
+    cards = "".join(
+        f'<div class="product-card"><a href="/p/{i}"><h3>{name}</h3></a>'
+        f'<span class="price">{price}</span><p>{note}</p><button>Add to cart</button></div>'
+        for i, (name, price, note) in enumerate(PRODUCTS)
+    )
+    return (
+        "<html><body><div class='head'><h1>Lighting</h1><p>Lamps for every room.</p></div>"
+        f"<div class='grid'>{cards}</div></body></html>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_listing_keeps_every_item_and_not_the_menu(mode: str) -> None:
+    tree = lxml.html.document_fromstring(_listing())
+    records = records_candidate(tree, mode=mode)  # type: ignore[arg-type]
+    assert records is not None
+    for title, summary in RESULTS:
+        assert title in records.page and summary in records.page
+    assert "Section 3" not in records.page
+    assert records.page.index("Search: slow travel") < records.page.index(RESULTS[0][0])
+
+
+def test_a_product_grid_keeps_each_name_and_price_with_a_linked_title_per_record() -> None:
+    records = records_candidate(
+        lxml.html.document_fromstring(_grid()), mode="markdown", base_url="https://shop.test/"
+    )
+    assert records is not None
+    text = records.page
+    assert text.startswith("# Lighting\n\nLamps for every room.\n\n")  # heading, intro
+    for index, (name, price, note) in enumerate(PRODUCTS):
+        assert f"### [{name}](https://shop.test/p/{index})\n{price}\n{note}" in text
+    assert "Add to cart" not in text  # a button is chrome
+
+
+def test_a_table_row_record_keeps_its_cells_apart() -> None:
+    rows = "".join(
+        f"<tr><td>{i}</td><td><a href='/b/{i}'>{title}</a><div>{summary}</div></td></tr>"
+        for i, (title, summary) in enumerate(RESULTS, start=1)
+    )
+    tree = lxml.html.document_fromstring(f"<html><body><table>{rows}</table></body></html>")
+    records = records_candidate(tree, mode="text")
+    assert records is not None and f"1\n{RESULTS[0][0]}\n{RESULTS[0][1]}" in records.page
+
+
+def test_a_menu_of_short_entries_is_no_records() -> None:
+    tree = lxml.html.document_fromstring(f"<html><body><ul>{MENU}</ul></body></html>")
+    assert records_candidate(tree, mode="text") is None
+
+
+def test_records_replace_a_text_that_kept_a_piece_of_them() -> None:
+    found = records_candidate(lxml.html.document_fromstring(_listing()), mode="markdown")
+    assert found is not None
+    items = markdown_to_text(found.items)
+    piece = "\n".join(items.split("\n")[:4])
+    assert records_are_content(piece, items)
+    assert not records_are_content(items, items)  # the chosen text holds them already
+    assert not records_are_content("An unrelated article paragraph. " * 10, items)
+
+
+def test_an_article_with_a_row_of_related_post_cards_keeps_the_article() -> None:
+    paragraphs = "".join(
+        f"<p>Paragraph {i} of the review: the night train left Vienna on time, the cabin was"
+        " clean and the attendant brought coffee before the border.</p>"
+        for i in range(10)
+    )
+    cards = "".join(
+        f'<div class="related-card"><a href="/r/{i}"><h3>{title}</h3></a><p>{summary}</p></div>'
+        for i, (title, summary) in enumerate(RESULTS)
+    )
+    html = (
+        "<html><head><title>Vienna to Rome by sleeper</title></head><body>"
+        f"<div class='post'><h1>Vienna to Rome by sleeper</h1>{paragraphs}</div>"
+        f"<div class='related'><h2>Related posts</h2>{cards}</div></body></html>"
+    )
+    result = extract_html(html, mode="text")
+    assert result.extractor != "records"
+    assert "Paragraph 9 of the review" in result.text
