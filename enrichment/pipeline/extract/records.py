@@ -29,7 +29,7 @@ from typing import Literal
 import lxml.html
 from lxml import etree
 
-from enrichment.pipeline.extract.region import _SKIPPED, _Writer
+from enrichment.pipeline.extract.region import SKIPPED, BlockWriter
 
 RecordsMode = Literal["markdown", "text"]
 
@@ -85,7 +85,7 @@ def records_candidate(
     blocks: list[str] = []
     members = set(records.members)
     for child in records.container:
-        if not isinstance(child.tag, str) or child.tag in _SKIPPED:
+        if not isinstance(child.tag, str) or child.tag in SKIPPED:
             continue
         written = _write(child, markdown=markdown, base_url=base_url)
         if not written:
@@ -114,7 +114,7 @@ def find_records(tree: lxml.html.HtmlElement) -> Records | None:
         element = stack.pop()
         order.append(element)
         stack.extend(
-            child for child in element if isinstance(child.tag, str) and child.tag not in _SKIPPED
+            child for child in element if isinstance(child.tag, str) and child.tag not in SKIPPED
         )
     words: dict[etree._Element, int] = {}
     best: Records | None = None
@@ -177,7 +177,7 @@ def _intro(heading: etree._Element, container: etree._Element) -> list[etree._El
         for sibling in node.itersiblings():
             if sibling in holding or len(blocks) >= INTRO_BLOCKS:
                 return blocks
-            if isinstance(sibling.tag, str) and sibling.tag not in _SKIPPED:
+            if isinstance(sibling.tag, str) and sibling.tag not in SKIPPED:
                 blocks.append(sibling)
         node = node.getparent()
     return blocks
@@ -185,10 +185,10 @@ def _intro(heading: etree._Element, container: etree._Element) -> list[etree._El
 
 def _write(element: etree._Element, *, markdown: bool, base_url: str | None) -> str:
     """One record's lines; a table row's cells each on their own line, not run together."""
-    writer = _Writer(markdown=markdown, base_url=base_url)
+    writer = BlockWriter(markdown=markdown, base_url=base_url)
     if element.tag == "tr":
         for cell in element:
-            if isinstance(cell.tag, str) and cell.tag not in _SKIPPED:
+            if isinstance(cell.tag, str) and cell.tag not in SKIPPED:
                 writer.mixed(cell)
                 writer.flush()
     else:

@@ -38,7 +38,8 @@ MIN_REGION_SHARE = 0.2
 CHROME_TAGS = ("nav", "aside", "footer", "form", "button", "select", "label", "dialog")
 # Nesting past this depth is read as plain text rather than walked (bounded recursion).
 MAX_DEPTH = 300
-_SKIPPED = frozenset(CHROME_TAGS) | {"script", "style", "template", "noscript", "svg", "head"}
+# Elements never read for content: page chrome, scripts, templates, images drawn in code.
+SKIPPED = frozenset(CHROME_TAGS) | {"script", "style", "template", "noscript", "svg", "head"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = frozenset(
     ("address", "article", "blockquote", "center", "dd", "details", "div", "dl", "dt", "figure")
@@ -48,6 +49,8 @@ _BLOCKS = frozenset(
 _MAINS = etree.XPath("//main | //*[@role='main']")
 _ARTICLES = etree.XPath("//article[not(ancestor::article)]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+# Spaces around a line break, and the blank lines a run of them leaves.
+_SPACED_BREAKS = re.compile(r" *\n[ \n]*")
 
 
 def main_region(tree: lxml.html.HtmlElement) -> tuple[etree._Element | None, str]:
@@ -78,7 +81,7 @@ def region_candidate(
     region, how = main_region(tree)
     if region is None or how == "body":
         return ""
-    writer = _Writer(markdown=mode == "markdown", base_url=base_url)
+    writer = BlockWriter(markdown=mode == "markdown", base_url=base_url)
     writer.block(region)
     return writer.result()
 
@@ -108,8 +111,11 @@ def _word_count(element: etree._Element) -> int:
     return len(element.text_content().split()) if isinstance(element.tag, str) else 0
 
 
-class _Writer:
-    """Walks a subtree once and writes blocks (paragraphs, headings, items, code, rows)."""
+class BlockWriter:
+    """Walks a subtree once and writes blocks (paragraphs, headings, items, code, rows).
+
+    Shared by the main region and the repeated records (``extract/records.py``).
+    """
 
     def __init__(self, *, markdown: bool, base_url: str | None) -> None:
         self.markdown = markdown
@@ -127,7 +133,8 @@ class _Writer:
 
     def flush(self) -> None:
         """End the current line; a list marker waits for the item's first words."""
-        text = _SPACES.sub(" ", "".join(self.line)).strip()
+        # A line break inside a text node stays a break, without the indentation around it.
+        text = _SPACED_BREAKS.sub("\n", _SPACES.sub(" ", "".join(self.line))).strip()
         self.line = []
         if text:
             if self.link is not None:
@@ -138,7 +145,7 @@ class _Writer:
 
     def block(self, element: etree._Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
-        if not tag or tag in _SKIPPED:
+        if not tag or tag in SKIPPED:
             return
         self.depth += 1
         try:
@@ -211,7 +218,7 @@ class _Writer:
 
     def inline(self, element: etree._Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
-        if not tag or tag in _SKIPPED:
+        if not tag or tag in SKIPPED:
             return
         if tag in _BLOCKS or tag in _HEADINGS or tag in ("pre", "table", "br", "hr"):
             self.block(element)

@@ -156,6 +156,23 @@ def test_region_candidate_keeps_code_tables_lists_and_links_in_markdown() -> Non
     assert "[client]\nretries = 3" in text and "Key | Default" in text and "`" not in text
 
 
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_region_lines_carry_no_indentation_from_the_page_source(mode: str) -> None:
+    """Source line breaks inside a heading or paragraph stay breaks, not " \n   " runs."""
+    page = lxml.html.document_fromstring(
+        "<html><body><main><h2>Algorithms for Data\n      Science</h2>"
+        "<p>\n    Mondays and Wednesdays,   \n\n    room 224\n  </p>"
+        "<ul><li>Notes<ul><li>week one</li></ul></li></ul></main></body></html>"
+    )
+    text = region_candidate(page, mode=mode)  # type: ignore[arg-type]
+    heading = "## " if mode == "markdown" else ""
+    assert text.startswith(f"{heading}Algorithms for Data\nScience")
+    assert "Mondays and Wednesdays,\nroom 224" in text
+    assert " \n" not in text
+    if mode == "markdown":
+        assert "- Notes\n\n  - week one" in text  # a nested item keeps its indentation
+
+
 @pytest.mark.parametrize(
     ("body", "found"),
     [
