@@ -1,6 +1,8 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
+A plainly built article (one element holding its paragraphs, close to its headline, a
+quarter or more of the page's text) is read from that element (``extract/article.py``).
+Other HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
 footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
 browser would never show cannot smuggle instructions in; what a browser does show (folded
