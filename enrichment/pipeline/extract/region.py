@@ -25,6 +25,7 @@ body is mostly header, banners and footer).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Literal
 from urllib.parse import urljoin
 
@@ -51,6 +52,10 @@ _ARTICLES = etree.XPath("//article[not(ancestor::article)]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # Spaces around a line break, and the blank lines a run of them leaves.
 _SPACED_BREAKS = re.compile(r" *\n[ \n]*")
+_PROSE_SPACES = re.compile(r"\s+")
+_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*"}
+# A ``*``, or an ``_`` not between two letters or digits: either could open emphasis.
+_EMPHASIS_CHARACTER = re.compile(r"\*|(?<![^\W_])_|_(?![^\W_])")
 
 
 def main_region(tree: lxml.html.HtmlElement) -> tuple[etree._Element | None, str]:
@@ -86,6 +91,33 @@ def region_candidate(
     return writer.result()
 
 
+def write_blocks(
+    elements: list[etree._Element],
+    *,
+    mode: RegionMode,
+    base_url: str | None = None,
+    skipped: Collection[etree._Element] = (),
+) -> str:
+    """The contents of ``elements`` in turn, written as prose, without ``skipped`` blocks.
+
+    Unlike the region's text, markdown keeps bold and italics and escapes the characters
+    that would start emphasis, and a line break inside a paragraph reads as a space. Each
+    element's own tag is not weighed: a page-wide ``<form>`` holding the article is read.
+
+        >>> import lxml.html
+        >>> block = lxml.html.fromstring("<div><p>Set <b>LANG </b>to _C_ first.</p></div>")
+        >>> print(write_blocks([block], mode="markdown"))
+        Set **LANG** to \\_C\\_ first.
+    """
+    writer = BlockWriter(markdown=mode == "markdown", base_url=base_url, prose=True)
+    writer.skipped = frozenset(skipped)
+    for element in elements:
+        writer.flush()
+        writer.mixed(element)
+        writer.flush()
+    return writer.result()
+
+
 def _outermost(elements: list[etree._Element]) -> list[etree._Element]:
     chosen = set(elements)
     return [
@@ -117,9 +149,11 @@ class BlockWriter:
     Shared by the main region and the repeated records (``extract/records.py``).
     """
 
-    def __init__(self, *, markdown: bool, base_url: str | None) -> None:
+    def __init__(self, *, markdown: bool, base_url: str | None, prose: bool = False) -> None:
         self.markdown = markdown
         self.base_url = base_url
+        self.prose = prose
+        self.skipped: frozenset[etree._Element] = frozenset()
         self.blocks: list[str] = []
         self.line: list[str] = []
         self.prefix = ""
@@ -133,8 +167,10 @@ class BlockWriter:
 
     def flush(self) -> None:
         """End the current line; a list marker waits for the item's first words."""
-        # A line break inside a text node stays a break, without the indentation around it.
-        text = _SPACED_BREAKS.sub("\n", _SPACES.sub(" ", "".join(self.line))).strip()
+        if self.prose:  # a browser's reading: any run of white space is one space
+            text = _PROSE_SPACES.sub(" ", "".join(self.line)).strip()
+        else:  # a line break inside a text node stays a break, without the indentation
+            text = _SPACED_BREAKS.sub("\n", _SPACES.sub(" ", "".join(self.line))).strip()
         self.line = []
         if text:
             if self.link is not None:
@@ -145,7 +181,7 @@ class BlockWriter:
 
     def block(self, element: etree._Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
-        if not tag or tag in SKIPPED:
+        if not tag or tag in SKIPPED or element in self.skipped:
             return
         self.depth += 1
         try:
@@ -202,19 +238,40 @@ class BlockWriter:
     def mixed(self, element: etree._Element) -> None:
         """Children of a block: inline runs join into one line, nested blocks break it."""
         if element.text:
-            self.line.append(element.text)
+            self.words(element.text)
         for child in element:
             self.block(child)
             if child.tail:
-                self.line.append(child.tail)
+                self.words(child.tail)
 
     def inline_children(self, element: etree._Element) -> None:
         if element.text:
-            self.line.append(element.text)
+            self.words(element.text)
         for child in element:
             self.inline(child)
             if child.tail:
-                self.line.append(child.tail)
+                self.words(child.tail)
+
+    def words(self, text: str) -> None:
+        """Text of the page; in prose markdown, a ``*`` or an ``_`` that could start emphasis
+        is escaped (not an underscore between letters: ``AWS_REGION``)."""
+        if self.prose and self.markdown and ("*" in text or "_" in text):
+            text = _EMPHASIS_CHARACTER.sub(r"\\\g<0>", text)
+        self.line.append(text)
+
+    def emphasis(self, element: etree._Element, marker: str) -> None:
+        """Bold or italic text between markers, its edge spaces outside them (``**a** b``)."""
+        start = len(self.line)
+        self.inline_children(element)
+        inner = "".join(self.line[start:])
+        del self.line[start:]
+        words = inner.strip()
+        if not words or "*" in words.replace("\\*", ""):
+            self.line.append(inner)  # nested emphasis stays as it is written inside
+            return
+        before = inner[: len(inner) - len(inner.lstrip())]
+        after = inner[len(inner.rstrip()) :]
+        self.line.append(f"{before}{marker}{words}{marker}{after}")
 
     def inline(self, element: etree._Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
@@ -226,10 +283,18 @@ class BlockWriter:
         if self.markdown and tag == "a" and element.get("href") and self.link is None:
             label = " ".join(element.text_content().split())
             href = element.get("href", "").strip()
+            if self.prose:
+                label = _EMPHASIS_CHARACTER.sub(r"\\\g<0>", label)
             if label and not href.startswith(("#", "javascript:")):
                 target = urljoin(self.base_url, href) if self.base_url else href
                 if _holds_blocks(element):
                     self.block_link(element, target)
+                elif self.prose:
+                    # A space at the link's edge is a space between words ("my sandals").
+                    raw = element.text_content()
+                    before = " " if raw[:1].isspace() else ""
+                    after = " " if raw[-1:].isspace() else ""
+                    self.line.append(f"{before}[{label}]({target}){after}")
                 else:
                     self.line.append(f"[{label}]({target})")
                 return
@@ -243,7 +308,11 @@ class BlockWriter:
             return
         self.depth += 1
         try:
-            self.inline_children(element)
+            marker = _EMPHASIS.get(tag) if self.prose and self.markdown else None
+            if marker:
+                self.emphasis(element, marker)
+            else:
+                self.inline_children(element)
         finally:
             self.depth -= 1
 

@@ -54,11 +54,18 @@ class ArticleBody:
         return shingles(self.items)
 
 
-def article_body(tree: lxml.html.HtmlElement, *, min_words: int = 0) -> ArticleBody | None:
-    """The element with the most words in its own paragraphs, when no other comes close.
+@dataclass(frozen=True)
+class BodyElement:
+    """The element holding the most paragraph words (``words``), and the other elements
+    holding paragraphs that come close to it (``rivals``: the text is in several parts)."""
 
-    None as well when that element has fewer than ``min_words`` paragraph words.
-    """
+    element: lxml.html.HtmlElement
+    words: int
+    rivals: tuple[lxml.html.HtmlElement, ...] = ()
+
+
+def body_element(tree: lxml.html.HtmlElement) -> BodyElement | None:
+    """The element with the most words in its own paragraphs, and those that come close."""
     words: dict[lxml.html.HtmlElement, int] = {}
     for paragraph in tree.iter("p"):
         count = len(paragraph.text_content().split())
@@ -68,18 +75,26 @@ def article_body(tree: lxml.html.HtmlElement, *, min_words: int = 0) -> ArticleB
     if not words:
         return None
     body = max(words, key=words.__getitem__)
-    if words[body] < min_words:
-        return None
     inside = set(body.iter())
-    rivals = (
+    rivals = tuple(
         element
         for element, count in words.items()
         if element not in inside and count >= RIVAL_SHARE * words[body]
     )
-    if next(rivals, None) is not None:
+    return BodyElement(body, words[body], rivals)
+
+
+def article_body(
+    tree: lxml.html.HtmlElement, found: BodyElement | None = None
+) -> ArticleBody | None:
+    """The article's body (``body_element``, or ``found`` when read already) as shingles;
+    None when no element holds paragraphs or another one comes close."""
+    found = found or body_element(tree)
+    if found is None or found.rivals:
         return None
+    inside = set(found.element.iter())
     items = " \n ".join(item.text_content() for item in tree.iter("li") if item not in inside)
-    return ArticleBody(shingles(body.text_content()), items, words[body])
+    return ArticleBody(shingles(found.element.text_content()), items, found.words)
 
 
 def trim_after_body(

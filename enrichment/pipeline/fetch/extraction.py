@@ -1,6 +1,8 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
+A plainly built article (one element holding its paragraphs, close to its headline, a
+quarter or more of the page's text) is read from that element (``extract/article.py``).
+Other HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
 footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
 browser would never show cannot smuggle instructions in; what a browser does show (folded
@@ -35,6 +37,7 @@ import charset_normalizer
 import lxml.html
 from lxml import etree
 
+from enrichment.pipeline.extract.article import article_text
 from enrichment.pipeline.extract.candidates import (
     drop_repeated_chrome,
     resiliparse_candidate,
@@ -62,12 +65,20 @@ from enrichment.pipeline.extract.spacing import (
     protect_inline_spaces,
     restore_inline_spaces,
 )
-from enrichment.pipeline.extract.trim import article_body, trim_after_body
+from enrichment.pipeline.extract.trim import article_body, body_element, trim_after_body
 from enrichment.pipeline.extract.union import fill_gaps
 
 ExtractMode = Literal["markdown", "text"]
 Extractor = Literal[
-    "trafilatura", "resiliparse", "region", "records", "raw-html", "cf-markdown", "json", "raw"
+    "article",
+    "trafilatura",
+    "resiliparse",
+    "region",
+    "records",
+    "raw-html",
+    "cf-markdown",
+    "json",
+    "raw",
 ]
 
 NO_READABLE_CONTENT = "no readable content"
@@ -81,6 +92,9 @@ NOSCRIPT_RETRY_WORDS = 50
 # On a page that does not declare itself an article, a body with fewer paragraph words than
 # this is not enough to call the page an article.
 UNDECLARED_ARTICLE_WORDS = 100
+# A page that declares itself an article is read from its body element alone
+# (``extract/article.py``) when the body's paragraphs hold at least this many words.
+MIN_DECLARED_ARTICLE_WORDS = 50
 _BLOCK_TAGS = frozenset(
     ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption")
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
@@ -283,21 +297,39 @@ def _main_content(
     if mode == "markdown":
         _drop_heading_permalinks(tree)
     mark_superscripts(tree)
+    kind = hints.kind
+    # The element holding the page's running text, if one does with no rival block of
+    # paragraphs. Not on a product page, whose facts are spread over many small blocks.
+    found = body_element(tree) if kind != "product" else None
+    if kind != "forum":
+        # A plainly built article is its body element's text: the extractors below would
+        # only find it again, at twenty times the cost (``extract/article.py``). Not on a
+        # discussion, whose replies are content as much as the first post.
+        declared = kind == "article"
+        plain = article_text(
+            tree,
+            found,
+            mode=mode,
+            base_url=base_url,
+            declared=declared,
+            min_words=MIN_DECLARED_ARTICLE_WORDS if declared else UNDECLARED_ARTICLE_WORDS,
+        )
+        if plain is not None:
+            return "article", plain
+    body = None
+    if found is not None and (
+        kind == "article" or (hints.headline and found.words >= UNDECLARED_ARTICLE_WORDS)
+    ):
+        # A page that declares no kind (or a discussion) with one <h1> and one element
+        # holding its running text, no rival block of paragraphs, is an article by its
+        # structure. Pages of several parts (most docs and service pages, threads) have
+        # several <h1> or rival blocks and are left whole.
+        body = article_body(tree, found)
     # Read before trafilatura runs: it prunes the tree it is given in place.
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
-    kind = hints.kind
     region = ""
     records = None
-    body = None
-    if kind == "article":
-        body = article_body(tree)
-    else:
-        if kind != "product" and hints.headline:
-            # A page that declares no kind (or a discussion) with one <h1> and one element
-            # holding its running text, no rival block of paragraphs, is an article by its
-            # structure. Pages of several parts (most docs and service pages, threads) have
-            # several <h1> or rival blocks and are left whole.
-            body = article_body(tree, min_words=UNDECLARED_ARTICLE_WORDS)
+    if kind != "article":
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
         # Also read before trafilatura prunes the tree; written now, used when they win.
         records = records_candidate(tree, mode=mode, base_url=base_url)

@@ -149,11 +149,3 @@ def test_undeclared_page_with_several_h1_is_not_cut() -> None:
     headings = "<h1>Caring for cast iron</h1><h1>Kitchen guides</h1>"
     text = " ".join(extract_html(_undeclared(CALL_BLOCKS, headings=headings)).text.split())
     assert all(call in text for _, call in CALLS_TO_ACTION)
-
-
-def test_a_body_with_fewer_paragraph_words_than_asked_for_is_none() -> None:
-    page = _article("")
-    body = article_body(lxml.html.fromstring(page))
-    assert body is not None
-    assert article_body(lxml.html.fromstring(page), min_words=body.words) == body
-    assert article_body(lxml.html.fromstring(page), min_words=body.words + 1) is None

@@ -1,0 +1,236 @@
+"""An article's text read straight from its body element, when the page is plainly built.
+
+Most article pages hold their story in one element of paragraphs (``trim.body_element``)
+with no rival block of running text beside it. There, the body element's own text already is
+the article: writing it out (headings, lists, code, tables, emphasis and links kept in
+markdown) costs a few milliseconds, where trafilatura, resiliparse and the choice between
+them cost some twenty-five. ``article_text`` gives that text when the page is plain enough
+to trust it, and None otherwise, so the caller runs the extractors:
+
+- the body's paragraphs hold at least ``min_words`` words (a short body is an author box
+  or a caption, and the story is elsewhere: in ``<div>`` lines or a list of posts);
+- the body holds at least MIN_PAGE_SHARE of the page's words (a body lost in a page of
+  teasers, tables or comments is one part among many), and is not inside a footer, sidebar
+  or navigation (a disclaimer, an "about the author");
+- the words between the page's only ``<h1>`` and the body are at most BETWEEN_SHARE of the
+  body's (else the story is between them, and the body is a sidebar's);
+- a page that does not declare itself an article and has no single ``<h1>`` may be a page of
+  several parts: little running text (OUTSIDE_SHARE) may lie outside the body. On a page
+  that does declare an article, rival blocks of paragraphs are the article's parts (sections
+  side by side) and are read from the element holding them all, unless that is a list (a
+  row of posts) or the whole page.
+
+What the element holds beside the story is left out: blocks made mostly of links after the
+story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
+(product cards, "Read more"), and the page's chrome (navigation, forms, buttons). The lead is
+often set apart between the headline and the body: the paragraphs of running text found there
+(LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
+there are short and stay out.
+
+    >>> import lxml.html
+    >>> from enrichment.pipeline.extract.trim import body_element
+    >>> story = "<p>" + "the storm closed every road north of the city " * 3 + "</p>"
+    >>> page = lxml.html.document_fromstring(
+    ...     "<body><h1>Storm</h1><p class=lead>" + "roads were shut overnight " * 3 + "</p>"
+    ...     "<div class=story>" + story * 4 + "<h2>What next</h2>" + story
+    ...     + "<ul><li><a href=/a>More storms</a></li></ul></div><footer>Contact</footer></body>")
+    >>> print(article_text(page, body_element(page), mode="markdown")[:60])
+    roads were shut overnight roads were shut overnight roads we
+    >>> "More storms" in article_text(page, body_element(page), mode="markdown")
+    False
+"""
+
+from __future__ import annotations
+
+import lxml.html
+from lxml import etree
+
+from enrichment.pipeline.extract.markdown import prepare_for_markdown
+from enrichment.pipeline.extract.region import RegionMode, write_blocks
+from enrichment.pipeline.extract.trim import PARAGRAPH_WORDS, BodyElement
+
+# Paragraph words the body must hold for its text to stand for the article.
+MIN_BODY_WORDS = 50
+# Share of the page's words the body element must hold.
+MIN_PAGE_SHARE = 0.25
+# The words between the headline and the body may be at most this share of the body's.
+BETWEEN_SHARE = 0.5
+# On a page with no single headline and no declared kind, running text outside the body may
+# be at most this share of the body's paragraph words (else the page is in several parts).
+OUTSIDE_SHARE = 0.3
+# A block of the body whose words are at least this share link labels is not the story
+# (related posts, tags, share links)...
+LINK_SHARE = 0.7
+# ...unless it comes before the body's last paragraph, holds at most STEP_BLOCK_WORDS words
+# and each of its links has STEP_LINK_WORDS words or more (linked steps, not labels).
+STEP_BLOCK_WORDS = 150
+STEP_LINK_WORDS = 4
+# A paragraph between the headline and the body with this many words is the article's lead...
+LEAD_WORDS = 10
+# ...when less than this share of its words are link labels.
+LEAD_LINK_SHARE = 0.5
+CHROME_TAGS = frozenset(("footer", "aside", "nav"))
+# An element holding all the parts of the text that is one of these is not one article.
+_NOT_ONE_ARTICLE = frozenset(("ul", "ol", "body", "html"))
+_LINK_BLOCKS = frozenset(("div", "dl", "ol", "p", "section", "table", "ul"))
+
+
+def article_text(
+    tree: lxml.html.HtmlElement,
+    body: BodyElement | None,
+    *,
+    mode: RegionMode,
+    base_url: str | None = None,
+    declared: bool = True,
+    min_words: int = MIN_BODY_WORDS,
+) -> str | None:
+    """The article's lead and body written out, or None when the page is not plain enough.
+
+    ``declared``: the page says it is an article; one that does not must also have a single
+    headline or little running text outside the body.
+    """
+    if body is None or body.words < min_words or (body.rivals and not declared):
+        return None
+    element = body.element
+    for rival in body.rivals:
+        # An article in several parts (sections of paragraphs side by side) is read from
+        # the element holding them all; parts in a list are a row of posts.
+        common = _common_ancestor(element, rival)
+        element = common if common is not None else element
+    if element.tag in _NOT_ONE_ARTICLE or _in_chrome(element):
+        return None
+    page = tree.find("body")
+    page_words = _word_count(page if page is not None else tree)
+    body_words = _word_count(element)
+    if body_words < MIN_PAGE_SHARE * page_words:
+        return None
+    headings = tree.findall(".//h1")
+    if (
+        not declared
+        and len(headings) != 1
+        and _outside_words(tree, element) > (OUTSIDE_SHARE * body.words)
+    ):
+        return None
+    leads: list[etree._Element] = []
+    if len(headings) == 1:
+        between, leads = _between(tree, headings[0], element)
+        if between > BETWEEN_SHARE * body_words:
+            return None
+    blocks = [*leads, element]
+    if mode == "markdown":
+        for block in blocks:
+            prepare_for_markdown(block)
+    skipped = _link_blocks(element)
+    return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
+
+
+def _between(
+    tree: lxml.html.HtmlElement, heading: etree._Element, body: etree._Element
+) -> tuple[int, list[etree._Element]]:
+    """Words between the headline and the body, and the lead paragraphs among them.
+
+    Nothing when the headline is inside the body or comes after it.
+    """
+    top = _common_ancestor(heading, body)
+    if top is None or top is body or top is heading:
+        return 0, []
+    words = 0
+    leads: list[etree._Element] = []
+    state = "before"
+    for event, element in etree.iterwalk(top, events=("start", "end")):
+        if element is body:
+            return words, leads
+        if element is heading:
+            state = "heading" if event == "start" else "between"
+            if event == "end" and element.tail:
+                words += len(element.tail.split())
+            continue
+        if state != "between" or not isinstance(element.tag, str):
+            continue
+        if event == "start":
+            words += len((element.text or "").split())
+            if element.tag == "p" and _is_lead(element):
+                leads.append(element)
+        elif element.tail:
+            words += len(element.tail.split())
+    return 0, []  # the body comes before the headline: what lies between is not a lead
+
+
+def _is_lead(paragraph: etree._Element) -> bool:
+    if _in_chrome(paragraph):
+        return False
+    words = _word_count(paragraph)
+    links = sum(_word_count(link) for link in paragraph.iter("a"))
+    return words >= LEAD_WORDS and links < LEAD_LINK_SHARE * words
+
+
+def _outside_words(tree: lxml.html.HtmlElement, body: etree._Element) -> int:
+    """Words of running-text paragraphs outside the body and outside the page's chrome."""
+    inside = set(body.iter("p"))
+    return sum(
+        count
+        for paragraph in tree.iter("p")
+        if paragraph not in inside
+        and (count := _word_count(paragraph)) >= PARAGRAPH_WORDS
+        and not _in_chrome(paragraph)
+    )
+
+
+def _link_blocks(body: etree._Element) -> list[etree._Element]:
+    """Blocks of the body made mostly of links, but for a short run of linked sentences.
+
+    After the body's last paragraph of running text, every such block is what follows the
+    story (related posts, tags, sharing). Before it, a block of at most STEP_BLOCK_WORDS
+    words whose every link reads as a phrase (STEP_LINK_WORDS words or more: linked steps
+    between paragraphs) is part of the story; a row of short labels ("Read more", prices,
+    product names) is not.
+    """
+    # Only elements around a link can be made of links: the walk keeps to them.
+    around_links: set[etree._Element] = set()
+    for link in body.iter("a"):
+        for ancestor in link.iterancestors():
+            if ancestor is body or ancestor in around_links:
+                break
+            around_links.add(ancestor)
+    if not around_links:
+        return []
+    position = {element: index for index, element in enumerate(body.iter())}
+    last = max(
+        (position[p] for p in body.iter("p") if _word_count(p) >= PARAGRAPH_WORDS),
+        default=len(position),
+    )
+    found: list[etree._Element] = []
+    pending = [body]
+    while pending:
+        for child in pending.pop():
+            if child not in around_links:
+                continue
+            if child.tag in _LINK_BLOCKS and _made_of_links(child, position[child] < last):
+                found.append(child)
+            else:
+                pending.append(child)
+    return found
+
+
+def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:
+    words = _word_count(block)
+    labels = [_word_count(link) for link in block.iter("a")]
+    if not words or sum(labels) < LINK_SHARE * words:
+        return False
+    steps = words <= STEP_BLOCK_WORDS and min(labels) >= STEP_LINK_WORDS
+    return not (before_last_paragraph and steps)
+
+
+def _in_chrome(element: etree._Element) -> bool:
+    return any(ancestor.tag in CHROME_TAGS for ancestor in element.iterancestors())
+
+
+def _common_ancestor(first: etree._Element, second: etree._Element) -> etree._Element | None:
+    around_first = {first, *first.iterancestors()}
+    if second in around_first:
+        return second
+    return next((element for element in second.iterancestors() if element in around_first), None)
+
+
+def _word_count(element: etree._Element) -> int:
+    return len(element.text_content().split())

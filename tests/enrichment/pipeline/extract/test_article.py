@@ -1,0 +1,115 @@
+"""Plainly built articles are read from their body element, on small pages written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from enrichment.pipeline.fetch.extraction import extract_html
+
+LEAD = (
+    "The city council voted on Tuesday to close the old harbour bridge to cars from May, "
+    "after inspectors found the steel deck weaker than expected."
+)
+PARAGRAPHS = [
+    f"Paragraph {index} of the story explains what the closure means for people who cross "
+    "the harbour every day, with enough detail for a reader to follow along."
+    for index in range(6)
+]
+RELATED = "".join(
+    f"<li><a href='/news/{index}'>Other story number {index}</a></li>" for index in range(6)
+)
+HEADER = "<header><nav><a href='/'>Home</a> <a href='/news'>News</a></nav></header>"
+FOOTER = "<footer><p>© 2026 Harbour Times · Privacy · Terms</p></footer>"
+
+
+def _story(*, declared: bool = True) -> str:
+    meta = '<meta property="og:type" content="article">' if declared else ""
+    first, rest = (
+        "".join(f"<p>{text}</p>" for text in part) for part in (PARAGRAPHS[:2], PARAGRAPHS[2:])
+    )
+    return f"""<!doctype html><html><head><title>Bridge to close</title>{meta}</head>
+<body>{HEADER}<article><div class="top"><h1>Bridge to close</h1>
+<p class="byline">By Ana Lee</p><p class="standfirst">{LEAD}</p></div>
+<div class="story">{first}<h2>What changes for drivers</h2>
+<ul><li>Buses take the ring road</li><li>Bicycles may still cross</li></ul>
+<pre><code>detour: ring road, +12 min</code></pre>{rest}
+<ul class="related">{RELATED}</ul></div></article>{FOOTER}</body></html>"""
+
+
+def test_plain_article_takes_the_fast_path_and_keeps_its_lead_and_structure() -> None:
+    result = extract_html(_story(), mode="markdown")
+    assert result.extractor == "article"
+    text = result.text
+    assert text.startswith(LEAD)  # the lead above the body, the headline reported as title
+    assert "By Ana Lee" not in text  # a byline is not running text
+    assert "## What changes for drivers" in text
+    assert "- Buses take the ring road\n\n- Bicycles may still cross" in text
+    assert "```\ndetour: ring road, +12 min\n```" in text
+    assert "Paragraph 5 of the story" in text
+    assert "Other story number" not in text and "Harbour Times" not in text
+
+
+def test_plain_article_text_mode_has_no_markup() -> None:
+    result = extract_html(_story(), mode="text")
+    assert result.extractor == "article"
+    assert "What changes for drivers\nBuses take the ring road" in result.text
+    assert "#" not in result.text and "```" not in result.text
+
+
+def test_markdown_keeps_emphasis_and_links_and_escapes_stray_underscores() -> None:
+    page = _story().replace(
+        "<p>Paragraph 0 of the story",
+        "<p>Set <b>DETOUR_MODE </b>to _on_ or read <a href='/faq'>the notice</a>. Paragraph 0"
+        " of the story",
+    )
+    text = extract_html(page, mode="markdown").text
+    assert "Set **DETOUR_MODE** to \\_on\\_ or read [the notice](/faq)." in text
+
+
+def test_page_with_a_rival_block_of_paragraphs_runs_the_extractors() -> None:
+    # A page that declares nothing, with two blocks of running text side by side: a page of
+    # several parts, not one plain article.
+    other = "".join(
+        f"<p>Another part {index} of this page tells a different story at the same length, "
+        "so neither block stands for the page on its own.</p>"
+        for index in range(6)
+    )
+    page = _story(declared=False).replace(
+        "</article>", f"</article><section class='more'>{other}</section>"
+    )
+    result = extract_html(page, mode="markdown")
+    assert result.extractor != "article"
+    assert "Paragraph 5 of the story" in result.text
+
+
+def test_body_in_a_sidebar_away_from_the_headline_is_not_taken() -> None:
+    # The story is in <div> lines after the headline; the only <p> text is an author box.
+    lines = "".join(f"<div>{text}</div>" for text in PARAGRAPHS)
+    bio = "<p>" + "Ana Lee has reported on the harbour for the paper since 2015. " * 8 + "</p>"
+    page = (
+        "<html><head><title>Bridge</title></head><body><div class='post'><h1>Bridge</h1>"
+        f"{lines}</div><div class='sidebar'>{bio}</div></body></html>"
+    )
+    result = extract_html(page, mode="text")
+    assert result.extractor != "article"
+    assert "Paragraph 5 of the story" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_declared_article_in_several_sections_is_read_whole(mode: str) -> None:
+    sections = "".join(
+        f"<section><h2>Part {part}</h2>"
+        + "".join(f"<p>Part {part}: {text}</p>" for text in PARAGRAPHS[:3])
+        + "</section>"
+        for part in range(3)
+    )
+    page = (
+        '<html><head><title>Bridge</title><meta property="og:type" content="article">'
+        f"</head><body>{HEADER}<main><h1>Bridge</h1><div class='story'>{sections}</div>"
+        f"</main>{FOOTER}</body></html>"
+    )
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    for part in range(3):
+        assert f"Part {part}: Paragraph 2 of the story" in result.text
+    assert "Harbour Times" not in result.text
