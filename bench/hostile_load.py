@@ -76,7 +76,9 @@ def uploads(server: LiveServer, upload_mib: int) -> None:
 
 def pdf_bomb(server: LiveServer) -> None:
     token = api_token(server)
-    bomb = build_pdf_bomb(pages=4, stream_bytes=15 * MIB)
+    # Hex-string pages: seconds each to read even on a fast machine, so the probes below
+    # run while the bomb is still being extracted.
+    bomb = build_pdf_bomb(pages=4, stream_bytes=15 * MIB, slow=True)
     payload = {
         "body": "bomb",
         "attachments": [{"data": base64.b64encode(bomb).decode(), "mime": "application/pdf"}],

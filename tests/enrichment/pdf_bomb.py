@@ -5,11 +5,22 @@ from __future__ import annotations
 import zlib
 
 
-def build_pdf_bomb(*, pages: int, stream_bytes: int, text: str = "bomb page") -> bytes:
+def build_pdf_bomb(
+    *, pages: int, stream_bytes: int, text: str = "bomb page", slow: bool = False
+) -> bytes:
     """``pages`` pages, each a FlateDecode content stream inflating to ``stream_bytes``: a
-    line of real text, then spaces (which compress about 1000:1)."""
+    line of real text, then spaces (which compress about 1000:1).
+
+    ``slow`` writes the spaces as one hex string shown on the page (``<2020...> Tj``): the
+    same text, but a PDF reader decodes it byte by byte, some eight times slower than
+    skipping blank space, so a few pages under the per-stream cap cost seconds each.
+    """
     content = f"BT /F1 12 Tf 72 712 Td ({text}) Tj ET\n".encode()
-    content += b" " * max(0, stream_bytes - len(content))
+    if slow:
+        pairs = max(0, stream_bytes - len(content) - len(b"BT <> Tj ET\n")) // 2
+        content += b"BT <" + b"20" * pairs + b"> Tj ET\n"
+    else:
+        content += b" " * max(0, stream_bytes - len(content))
     compressed = zlib.compress(content, 9)
     objects: list[bytes] = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
