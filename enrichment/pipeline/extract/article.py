@@ -83,11 +83,13 @@ def article_text(
     base_url: str | None = None,
     declared: bool = True,
     min_words: int = MIN_BODY_WORDS,
+    page_words: int | None = None,
 ) -> str | None:
     """The article's lead and body written out, or None when the page is not plain enough.
 
     ``declared``: the page says it is an article; one that does not must also have a single
-    headline or little running text outside the body.
+    headline or little running text outside the body. ``page_words``: the words of the
+    page's ``<body>``, when the caller counted them already.
     """
     if body is None or body.words < min_words or (body.rivals and not declared):
         return None
@@ -99,8 +101,9 @@ def article_text(
         element = common if common is not None else element
     if element.tag in _NOT_ONE_ARTICLE or _in_chrome(element):
         return None
-    page = tree.find("body")
-    page_words = _word_count(page if page is not None else tree)
+    if page_words is None:
+        page = tree.find("body")
+        page_words = _word_count(page if page is not None else tree)
     body_words = _word_count(element)
     if body_words < MIN_PAGE_SHARE * page_words:
         return None

@@ -39,6 +39,17 @@ MIN_RECORDS = 4
 MIN_RECORD_WORDS = 8
 # At most this many blocks between the page's heading and the records are its introduction.
 INTRO_BLOCKS = 6
+# On a page that declares itself an article, records not inside its body element holding at
+# least LISTING_SHARE times the body's paragraph words...
+LISTING_SHARE = 5
+# ...each of at most SHORT_RECORD_WORDS words on average (a title and a few lines: an
+# article's sections, also same-shaped siblings, are longer) make the page a listing.
+SHORT_RECORD_WORDS = 60
+# ...at least this share of them linking to the item they list (an article's sections and a
+# page of questions and answers do not)...
+LINKED_SHARE = 0.8
+# ...and none of it in the page's chrome (a menu in the site header is not a list of items).
+_CHROME = frozenset(("aside", "footer", "header", "nav"))
 # Class names holding a digit number one record among its siblings ("post-123", "item-4").
 _DIGITS = re.compile(r"\d")
 # A first line already marked up (heading, list item, table row, code) is not re-marked.
@@ -63,14 +74,18 @@ class RecordsCandidate:
 
 
 def records_candidate(
-    tree: lxml.html.HtmlElement, *, mode: RecordsMode, base_url: str | None = None
+    tree: lxml.html.HtmlElement,
+    *,
+    mode: RecordsMode,
+    base_url: str | None = None,
+    records: Records | None = None,
 ) -> RecordsCandidate | None:
     """The records, and the page made of its heading, intro and the records' container.
 
     The container is written child by child, so the headings and lines between records
     (a date above a group of results) stay where they are; each record is one block.
     """
-    records = find_records(tree)
+    records = records or find_records(tree)
     if records is None:
         return None
     markdown = mode == "markdown"
@@ -98,12 +113,15 @@ def records_candidate(
     return RecordsCandidate("\n\n".join(items), "\n\n".join(part for part in lead + blocks if part))
 
 
-def find_records(tree: lxml.html.HtmlElement) -> Records | None:
+def find_records(
+    tree: lxml.html.HtmlElement, *, outside: etree._Element | None = None
+) -> Records | None:
     """The group of same-shaped siblings holding the most words (None when there is none).
 
     One walk over the body (chrome and scripts skipped) counts each element's words from its
     children's counts, so no subtree is read twice. A page's class names repeat on every
-    record, so each distinct one is normalised once.
+    record, so each distinct one is normalised once. Records inside ``outside`` are not
+    looked for: its words are counted at once, its subtree not walked.
     """
     body = tree.find("body")
     if body is None:
@@ -113,6 +131,8 @@ def find_records(tree: lxml.html.HtmlElement) -> Records | None:
     while stack:
         element = stack.pop()
         order.append(element)
+        if element is outside:
+            continue
         stack.extend(
             child for child in element if isinstance(child.tag, str) and child.tag not in SKIPPED
         )
@@ -120,6 +140,9 @@ def find_records(tree: lxml.html.HtmlElement) -> Records | None:
     best: Records | None = None
     # Reversed, the walk reaches every element after all of its descendants.
     for element in reversed(order):
+        if outside is not None and element is outside:
+            words[element] = len(outside.text_content().split())
+            continue
         own = len(element.text.split()) if element.text else 0
         # Only an element with enough children can hold records: the others just add up.
         grouping = len(element) >= MIN_RECORDS
@@ -141,6 +164,32 @@ def find_records(tree: lxml.html.HtmlElement) -> Records | None:
             if total >= MIN_RECORD_WORDS * len(members) and (best is None or total > best.words):
                 best = Records(element, tuple(members), total)
     return best
+
+
+def outweigh_body(records: Records, body: etree._Element, body_words: int) -> bool:
+    """Whether short linked records, not inside the body element, hold several times its words.
+
+    A page that declares itself an article may be a list of posts or products with a short
+    blurb (the one paragraph block the body element found): the records then are its content.
+
+        >>> cards = "".join(f'<li><a href="/{n}">Trip {n}</a> two nights by the lake, from '
+        ...                 f'the old station, ferry included</li>' for n in range(8))
+        >>> page = lxml.html.document_fromstring(
+        ...     f"<body><p id=blurb>Our trips this summer.</p><ul>{cards}</ul></body>")
+        >>> blurb = page.get_element_by_id("blurb")
+        >>> outweigh_body(find_records(page), blurb, 4), outweigh_body(find_records(page), blurb, 40)
+        (True, False)
+    """
+    members = records.members
+    if records.words > SHORT_RECORD_WORDS * len(members):
+        return False
+    if records.words < LISTING_SHARE * body_words:
+        return False
+    around = {records.container, *records.container.iterancestors()}
+    if body in around or any(node.tag in _CHROME for node in around):
+        return False
+    linked = sum(1 for member in members if next(member.iter("a"), None) is not None)
+    return linked >= LINKED_SHARE * len(members)
 
 
 @lru_cache(maxsize=1024)

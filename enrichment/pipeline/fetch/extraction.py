@@ -10,7 +10,8 @@ panels, streamed segments) is kept. The text kept per page is chosen from the pa
 kind, its headline, a product's declared description and how much the candidates agree
 (``extract/choose.py``). On a page that is not an article, the page's repeated records (a
 listing's items, a grid's products: ``extract/records.py``) replace that text when it is only
-a piece of them. Blocks trafilatura pruned inside the text it kept are put back from
+a piece of them; so on a page that declares itself an article but is a list (short linked
+records holding several times the words of its body, a blurb), which is not read as one. Blocks trafilatura pruned inside the text it kept are put back from
 resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
 article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
 (or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
@@ -56,7 +57,13 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
-from enrichment.pipeline.extract.records import records_candidate
+from enrichment.pipeline.extract.records import (
+    LISTING_SHARE,
+    Records,
+    find_records,
+    outweigh_body,
+    records_candidate,
+)
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.spacing import (
@@ -65,7 +72,12 @@ from enrichment.pipeline.extract.spacing import (
     protect_inline_spaces,
     restore_inline_spaces,
 )
-from enrichment.pipeline.extract.trim import article_body, body_element, trim_after_body
+from enrichment.pipeline.extract.trim import (
+    BodyElement,
+    article_body,
+    body_element,
+    trim_after_body,
+)
 from enrichment.pipeline.extract.union import fill_gaps
 
 ExtractMode = Literal["markdown", "text"]
@@ -301,7 +313,14 @@ def _main_content(
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None
-    if kind != "forum":
+    page_words = None
+    listing = None
+    if kind == "article":
+        # A page that declares itself an article may be a list (of posts, products) with
+        # a short blurb: its records are then weighed as on any listing, and its blurb is
+        # not the article the fast path below would read.
+        page_words, listing = _declared_listing(tree, found)
+    if kind != "forum" and listing is None:
         # A plainly built article is its body element's text: the extractors below would
         # only find it again, at twenty times the cost (``extract/article.py``). Not on a
         # discussion, whose replies are content as much as the first post.
@@ -313,12 +332,16 @@ def _main_content(
             base_url=base_url,
             declared=declared,
             min_words=MIN_DECLARED_ARTICLE_WORDS if declared else UNDECLARED_ARTICLE_WORDS,
+            page_words=page_words,
         )
         if plain is not None:
             return "article", plain
     body = None
-    if found is not None and (
-        kind == "article" or (hints.headline and found.words >= UNDECLARED_ARTICLE_WORDS)
+    # On a listing, the body element is its blurb: the records after it are not cut.
+    if (
+        found is not None
+        and listing is None
+        and (kind == "article" or (hints.headline and found.words >= UNDECLARED_ARTICLE_WORDS))
     ):
         # A page that declares no kind (or a discussion) with one <h1> and one element
         # holding its running text, no rival block of paragraphs, is an article by its
@@ -333,6 +356,8 @@ def _main_content(
         region = drop_repeated_chrome(region_candidate(tree, mode=mode, base_url=base_url))
         # Also read before trafilatura prunes the tree; written now, used when they win.
         records = records_candidate(tree, mode=mode, base_url=base_url)
+    elif listing is not None:
+        records = records_candidate(tree, mode=mode, base_url=base_url, records=listing)
     runs = text_runs(tree) if mode == "markdown" else ()
     # A page that shows the mark itself keeps its own (see ``extract/spacing.py``).
     spaces = SPACE_MARK not in cleaned_html
@@ -360,9 +385,14 @@ def _main_content(
     ).source
     flatten = markdown_to_text if mode == "markdown" else str
     if records is not None:
-        # The extractors kept a piece of a listing (``choose.records_are_content``).
+        # The extractors kept a piece of a listing (``choose.records_are_content``). On a
+        # page declared an article that is a list, they may have kept another part of the
+        # page (its blurb and what surrounds it): records holding more words stand for it.
         chosen = seen[("trafilatura", "resiliparse", "region").index(source)]
-        if records_are_content(chosen, flatten(records.items)):
+        items = flatten(records.items)
+        if records_are_content(chosen, items) or (
+            listing is not None and len(_words(items)) >= len(_words(chosen))
+        ):
             return "records", records.page
     if source == "region":
         return "region", region
@@ -374,6 +404,27 @@ def _main_content(
         # which the chooser has weighed already (``choose._with_post_headers``).
         first = fill_gaps(first, second, seen=seen[0]) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
+
+
+def _declared_listing(
+    tree: lxml.html.HtmlElement, found: BodyElement | None
+) -> tuple[int | None, Records | None]:
+    """The page's word count (when read), and its records when they outweigh its body.
+
+    Records outweighing the body hold LISTING_SHARE times its words: a page with fewer
+    words than that has none, and its records are not looked for (the walk costs more than
+    the count, and most articles stop here). A page with no body has nothing to outweigh.
+    """
+    if found is None:
+        return None, None
+    page = tree.find("body")
+    page_words = len((page if page is not None else tree).text_content().split())
+    if page_words < LISTING_SHARE * found.words:
+        return page_words, None
+    records = find_records(tree, outside=found.element)
+    if records is None or not outweigh_body(records, found.element, found.words):
+        return page_words, None
+    return page_words, records
 
 
 def _trafilatura(

@@ -116,3 +116,55 @@ def test_an_article_with_a_row_of_related_post_cards_keeps_the_article() -> None
     result = extract_html(html, mode="text")
     assert result.extractor != "records"
     assert "Paragraph 9 of the review" in result.text
+
+
+GUIDES = [
+    (
+        f"Guide {n}: {place}",
+        f"Where to stay in {place}, which trains reach it and what a week"
+        " there costs, from the station café to the last ferry of the evening.",
+    )
+    for n, place in enumerate(
+        ["Trieste", "Ljubljana", "Rijeka", "Zadar", "Split", "Kotor", "Bari", "Lecce", "Matera"]
+        + ["Palermo"]
+    )
+]
+
+
+def _declared_article(records: str) -> str:
+    """A page that declares itself an article: a headline, a blurb of one paragraph, records."""
+    blurb = (
+        "<p>Our editors travelled the Adriatic coast by rail and ferry this year and wrote a"
+        " guide to each town on the way, with the trains, the ferries, the places to stay and"
+        " what a week costs; the guides below are sorted from north to south, and each one"
+        " was checked again this spring.</p>"
+    )
+    return (
+        '<html><head><meta property="og:type" content="article"></head><body>'
+        f"<nav><ul>{MENU}</ul></nav><h1>Adriatic guides</h1><div class='intro'>{blurb}</div>"
+        f"<div class='guides'>{records}</div></body></html>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_page_declared_an_article_that_is_a_list_keeps_every_item(mode: str) -> None:
+    cards = "".join(
+        f'<div class="guide"><a href="/g/{i}"><h3>{title}</h3></a><div>{summary}</div></div>'
+        for i, (title, summary) in enumerate(GUIDES)
+    )
+    result = extract_html(_declared_article(cards), mode=mode)  # type: ignore[arg-type]
+    for title, summary in GUIDES:
+        assert title in result.text and summary in result.text
+    assert "Section 3" not in result.text
+
+
+def test_a_declared_article_whose_sections_hold_no_links_is_read_as_the_article() -> None:
+    # Same-shaped blocks without a link to an item are parts of the page (questions and
+    # answers, sections), not a list of items: the article's body is read as before.
+    sections = "".join(
+        f'<div class="faq"><h3>{title}</h3><span>{summary}</span></div>'
+        for title, summary in GUIDES
+    )
+    result = extract_html(_declared_article(sections), mode="text")
+    assert result.extractor != "records"
+    assert "Our editors travelled the Adriatic coast" in result.text
