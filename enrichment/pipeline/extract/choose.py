@@ -129,8 +129,9 @@ def choose_for_kind(
 
     On a product page a trafilatura text of PRODUCT_DESCRIPTION_WORDS words stands: the
     blocks a longer text adds are reviews and other products. Articles are pages whose
-    content one extractor or the other finds as a whole, so the agreement rule above decides (a resiliparse text several times longer than a substantial
-    trafilatura text holds the page around the article). On a discussion the text that keeps
+    content one extractor or the other finds as a whole, so the agreement rule above
+    decides (a resiliparse text several times longer than a substantial trafilatura text
+    holds the page around the article). On a discussion the text that keeps
     each post's author line wins. A product page (collections often declare themselves
     products too) or a page that declares nothing is often many sibling blocks — a listing,
     a grid of items, documentation sections: when the main region's text is clearly longer

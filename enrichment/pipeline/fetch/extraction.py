@@ -1,8 +1,8 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
 A plainly built article (one element holding its paragraphs, close to its headline, a
-quarter or more of the page's text) is read from that element (``extract/article.py``).
-Other HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
+quarter or more of the page's text) is read from that element (``extract/article.py``). Other
+HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
 footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
 browser would never show cannot smuggle instructions in; what a browser does show (folded
@@ -10,8 +10,9 @@ panels, streamed segments) is kept. The text kept per page is chosen from the pa
 kind, its headline, a product's declared description and how much the candidates agree
 (``extract/choose.py``). On a page that is not an article, the page's repeated records (a
 listing's items, a grid's products: ``extract/records.py``) replace that text when it is only
-a piece of them; so on a page that declares itself an article but is a list (short linked
-records holding several times the words of its body, a blurb), which is not read as one. Blocks trafilatura pruned inside the text it kept are put back from
+a piece of them; so they do on a page that declares itself an article but is a list (short
+linked records holding several times the words of its body, a blurb), which is then not read
+as an article. Blocks trafilatura pruned inside the text it kept are put back from
 resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
 article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
 (or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
@@ -38,7 +39,7 @@ import charset_normalizer
 import lxml.html
 from lxml import etree
 
-from enrichment.pipeline.extract.article import article_text
+from enrichment.pipeline.extract.article import MIN_BODY_WORDS, article_text
 from enrichment.pipeline.extract.candidates import (
     drop_repeated_chrome,
     resiliparse_candidate,
@@ -104,9 +105,6 @@ NOSCRIPT_RETRY_WORDS = 50
 # On a page that does not declare itself an article, a body with fewer paragraph words than
 # this is not enough to call the page an article.
 UNDECLARED_ARTICLE_WORDS = 100
-# A page that declares itself an article is read from its body element alone
-# (``extract/article.py``) when the body's paragraphs hold at least this many words.
-MIN_DECLARED_ARTICLE_WORDS = 50
 _BLOCK_TAGS = frozenset(
     ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption")
     + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
@@ -331,7 +329,7 @@ def _main_content(
             mode=mode,
             base_url=base_url,
             declared=declared,
-            min_words=MIN_DECLARED_ARTICLE_WORDS if declared else UNDECLARED_ARTICLE_WORDS,
+            min_words=MIN_BODY_WORDS if declared else UNDECLARED_ARTICLE_WORDS,
             page_words=page_words,
         )
         if plain is not None:
