@@ -46,7 +46,12 @@ import lxml.html
 from lxml import etree
 
 from enrichment.pipeline.extract.markdown import prepare_for_markdown
-from enrichment.pipeline.extract.region import RegionMode, write_blocks
+from enrichment.pipeline.extract.region import (
+    RegionMode,
+    element_words,
+    words_on_page,
+    write_blocks,
+)
 from enrichment.pipeline.extract.trim import PARAGRAPH_WORDS, BodyElement
 
 # Paragraph words the body must hold for its text to stand for the article.
@@ -102,9 +107,8 @@ def article_text(
     if element.tag in _NOT_ONE_ARTICLE or _in_chrome(element):
         return None
     if page_words is None:
-        page = tree.find("body")
-        page_words = _word_count(page if page is not None else tree)
-    body_words = _word_count(element)
+        page_words = words_on_page(tree)
+    body_words = element_words(element)
     if body_words < MIN_PAGE_SHARE * page_words:
         return None
     headings = tree.findall(".//h1")
@@ -162,8 +166,8 @@ def _between(
 def _is_lead(paragraph: etree._Element) -> bool:
     if _in_chrome(paragraph):
         return False
-    words = _word_count(paragraph)
-    links = sum(_word_count(link) for link in paragraph.iter("a"))
+    words = element_words(paragraph)
+    links = sum(element_words(link) for link in paragraph.iter("a"))
     return words >= LEAD_WORDS and links < LEAD_LINK_SHARE * words
 
 
@@ -174,7 +178,7 @@ def _outside_words(tree: lxml.html.HtmlElement, body: etree._Element) -> int:
         count
         for paragraph in tree.iter("p")
         if paragraph not in inside
-        and (count := _word_count(paragraph)) >= PARAGRAPH_WORDS
+        and (count := element_words(paragraph)) >= PARAGRAPH_WORDS
         and not _in_chrome(paragraph)
     )
 
@@ -199,7 +203,7 @@ def _link_blocks(body: etree._Element) -> list[etree._Element]:
         return []
     position = {element: index for index, element in enumerate(body.iter())}
     last = max(
-        (position[p] for p in body.iter("p") if _word_count(p) >= PARAGRAPH_WORDS),
+        (position[p] for p in body.iter("p") if element_words(p) >= PARAGRAPH_WORDS),
         default=len(position),
     )
     found: list[etree._Element] = []
@@ -216,8 +220,8 @@ def _link_blocks(body: etree._Element) -> list[etree._Element]:
 
 
 def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:
-    words = _word_count(block)
-    labels = [_word_count(link) for link in block.iter("a")]
+    words = element_words(block)
+    labels = [element_words(link) for link in block.iter("a")]
     if not words or sum(labels) < LINK_SHARE * words:
         return False
     steps = words <= STEP_BLOCK_WORDS and min(labels) >= STEP_LINK_WORDS
@@ -233,7 +237,3 @@ def _common_ancestor(first: etree._Element, second: etree._Element) -> etree._El
     if second in around_first:
         return second
     return next((element for element in second.iterancestors() if element in around_first), None)
-
-
-def _word_count(element: etree._Element) -> int:
-    return len(element.text_content().split())

@@ -30,6 +30,7 @@ import lxml.html
 from lxml import etree
 
 from enrichment.pipeline.extract.region import SKIPPED, BlockWriter
+from enrichment.pipeline.extract.trim import BodyElement
 
 RecordsMode = Literal["markdown", "text"]
 
@@ -190,6 +191,23 @@ def outweigh_body(records: Records, body: etree._Element, body_words: int) -> bo
         return False
     linked = sum(1 for member in members if next(member.iter("a"), None) is not None)
     return linked >= LINKED_SHARE * len(members)
+
+
+def listing_records(
+    tree: lxml.html.HtmlElement, body: BodyElement, page_words: int
+) -> Records | None:
+    """The records of a page that declares itself an article but is a list, else None.
+
+    Records outweighing the body hold LISTING_SHARE times its words: a page with fewer
+    words than that (``page_words``, counted by the caller) has none, and its records are
+    not looked for (the walk costs more than the count, and most articles stop here).
+    """
+    if page_words < LISTING_SHARE * body.words:
+        return None
+    records = find_records(tree, outside=body.element)
+    if records is None or not outweigh_body(records, body.element, body.words):
+        return None
+    return records
 
 
 @lru_cache(maxsize=1024)

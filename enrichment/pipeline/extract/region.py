@@ -68,13 +68,13 @@ def main_region(tree: lxml.html.HtmlElement) -> tuple[etree._Element | None, str
     total: int | None = None
     mains = _outermost(_MAINS(tree))
     if len(mains) == 1:
-        total = _word_count(body)
-        if _word_count(mains[0]) >= MIN_REGION_SHARE * total:
+        total = element_words(body)
+        if element_words(mains[0]) >= MIN_REGION_SHARE * total:
             return mains[0], "main"
     articles = _ARTICLES(tree)
     if len(articles) == 1:
-        total = _word_count(body) if total is None else total
-        if _word_count(articles[0]) >= MIN_REGION_SHARE * total:
+        total = element_words(body) if total is None else total
+        if element_words(articles[0]) >= MIN_REGION_SHARE * total:
             return articles[0], "article"
     return body, "body"
 
@@ -139,8 +139,15 @@ def _holds_blocks(element: etree._Element) -> bool:
     )
 
 
-def _word_count(element: etree._Element) -> int:
+def element_words(element: etree._Element) -> int:
+    """The words an element holds (a comment or processing instruction holds none)."""
     return len(element.text_content().split()) if isinstance(element.tag, str) else 0
+
+
+def words_on_page(tree: lxml.html.HtmlElement) -> int:
+    """The words of the page's ``<body>`` (of the whole tree when it has none)."""
+    body = tree.find("body")
+    return element_words(body if body is not None else tree)
 
 
 class BlockWriter:

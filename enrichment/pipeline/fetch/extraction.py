@@ -58,14 +58,8 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
-from enrichment.pipeline.extract.records import (
-    LISTING_SHARE,
-    Records,
-    find_records,
-    outweigh_body,
-    records_candidate,
-)
-from enrichment.pipeline.extract.region import region_candidate
+from enrichment.pipeline.extract.records import listing_records, records_candidate
+from enrichment.pipeline.extract.region import region_candidate, words_on_page
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.spacing import (
     SPACE_MARK,
@@ -73,12 +67,7 @@ from enrichment.pipeline.extract.spacing import (
     protect_inline_spaces,
     restore_inline_spaces,
 )
-from enrichment.pipeline.extract.trim import (
-    BodyElement,
-    article_body,
-    body_element,
-    trim_after_body,
-)
+from enrichment.pipeline.extract.trim import article_body, body_element, trim_after_body
 from enrichment.pipeline.extract.union import fill_gaps
 
 ExtractMode = Literal["markdown", "text"]
@@ -313,11 +302,13 @@ def _main_content(
     found = body_element(tree) if kind != "product" else None
     page_words = None
     listing = None
-    if kind == "article":
+    if kind == "article" and found is not None:
         # A page that declares itself an article may be a list (of posts, products) with
         # a short blurb: its records are then weighed as on any listing, and its blurb is
-        # not the article the fast path below would read.
-        page_words, listing = _declared_listing(tree, found)
+        # not the article the fast path below would read. (A page with no body element
+        # has nothing for records to outweigh.)
+        page_words = words_on_page(tree)
+        listing = listing_records(tree, found, page_words)
     if kind != "forum" and listing is None:
         # A plainly built article is its body element's text: the extractors below would
         # only find it again, at twenty times the cost (``extract/article.py``). Not on a
@@ -402,27 +393,6 @@ def _main_content(
         # which the chooser has weighed already (``choose._with_post_headers``).
         first = fill_gaps(first, second, seen=seen[0]) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
-
-
-def _declared_listing(
-    tree: lxml.html.HtmlElement, found: BodyElement | None
-) -> tuple[int | None, Records | None]:
-    """The page's word count (when read), and its records when they outweigh its body.
-
-    Records outweighing the body hold LISTING_SHARE times its words: a page with fewer
-    words than that has none, and its records are not looked for (the walk costs more than
-    the count, and most articles stop here). A page with no body has nothing to outweigh.
-    """
-    if found is None:
-        return None, None
-    page = tree.find("body")
-    page_words = len((page if page is not None else tree).text_content().split())
-    if page_words < LISTING_SHARE * found.words:
-        return page_words, None
-    records = find_records(tree, outside=found.element)
-    if records is None or not outweigh_body(records, found.element, found.words):
-        return page_words, None
-    return page_words, records
 
 
 def _trafilatura(
