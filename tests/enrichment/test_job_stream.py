@@ -61,6 +61,16 @@ async def submit(body: str, request_id: str = "r1", reply: str = "nobody") -> st
     )
 
 
+async def queued_entries(client: redis.Redis, count: int) -> list[tuple[bytes, dict]]:
+    """The stream's entries once the consumer has queued ``count`` jobs (it handles the
+    socket's frames on its own schedule: a fixed pause lost the race on a loaded machine)."""
+    names = jobqueue.keys()
+    deadline = time.monotonic() + 10
+    while client.xlen(names.stream) < count and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return client.xrange(names.stream)
+
+
 def read_as(client: redis.Redis, consumer: str) -> list[tuple[bytes, dict]]:
     """Deliver every new entry to ``consumer`` (as a worker's XREADGROUP would)."""
     names = jobqueue.keys()
@@ -321,10 +331,9 @@ async def test_each_socket_gets_its_own_stored_finals_and_no_late_progress(
             await communicator.send_json_to(
                 {"type": "enrich", "id": request_id, "message": message}
             )
-    await asyncio.sleep(0.2)
     names = jobqueue.keys()
     jobs = {}
-    for _, fields in job_stream.xrange(names.stream):
+    for _, fields in await queued_entries(job_stream, 4):
         request = json.loads(fields[b"request"])
         job = fields[b"job"].decode()
         jobs[request["body"]] = (job, fields[b"reply_channel"].decode())
@@ -571,9 +580,8 @@ async def test_a_stored_final_that_cannot_be_read_does_not_stop_the_others(
         await communicator.send_json_to(
             {"type": "enrich", "id": request_id, "message": {"body": request_id}}
         )
-    await asyncio.sleep(0.2)
     names = jobqueue.keys()
-    jobs = {f[b"id"].decode(): f[b"job"].decode() for _, f in job_stream.xrange(names.stream)}
+    jobs = {f[b"id"].decode(): f[b"job"].decode() for _, f in await queued_entries(job_stream, 2)}
     job_stream.set(names.final(jobs["broken"]), "{not json")  # a corrupt stored final
     await asyncio.sleep(1.5)  # a poll fails on it
     job_stream.delete(names.final(jobs["broken"]))
