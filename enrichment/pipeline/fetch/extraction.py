@@ -130,14 +130,15 @@ _PARSER = _html_parser()
 _UTF8_PARSER = _html_parser("utf-8")
 # Markdown markup flattened to the words a reader sees, each with a marker the text must
 # hold for the pattern to match at all: images, links (to their labels), code fences,
-# inline code, heading and list markers.
+# inline code, list and heading markers. List markers go before heading markers: a heading
+# that starts with a number ("## 1. Open strong") is a heading, and its number is its text.
 _MARKDOWN_MARKUP = (
     ("![", re.compile(r"!\[[^\]]*\]\([^)]*\)"), ""),
     ("](", re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
     ("```", re.compile(r"^```[^\n]*\n?", re.MULTILINE), ""),
     ("`", re.compile(r"`([^`]*)`"), r"\1"),
-    ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
     ("", re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", re.MULTILINE), ""),
+    ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
 )
 _WORD = re.compile(r"\w+")
 _SPACE_RUNS = re.compile(r"[ \t]+")

@@ -183,9 +183,11 @@ def test_markdown_text_mode() -> None:
         ("a\n\n\n\nb", "a\n\nb"), ("a\r\nb\xa0\xa0c", "a\nb c"), ("a b\nc\n\nd", "a b\nc\n\nd"),
         ("see [docs](u)", "see docs"), ("![logo](l.png) hi", "hi"), ("`x` and y", "x and y"),
         ("## Head", "Head"), ("a # b", "a # b"), ("- item\n2. next", "item\nnext"),
+        ("## 1. Open strong\n1. first", "1. Open strong\nfirst"),
     ],
     ids=["tab", "two-spaces", "space-before-break", "space-after-break", "blank-lines",
-         "cr-and-nbsp", "clean", "link", "image", "code", "heading", "inline-hash", "list"],
+         "cr-and-nbsp", "clean", "link", "image", "code", "heading", "inline-hash", "list",
+         "numbered-heading"],
 )  # fmt: skip
 def test_markdown_flattening_cleans_only_what_needs_it(markdown: str, expected: str) -> None:
     assert markdown_to_text(markdown) == expected
