@@ -294,7 +294,7 @@ def _main_content(
     if tree is None:
         return "trafilatura", ""
     if mode == "markdown":
-        _drop_heading_permalinks(tree)
+        _drop_empty_links(tree)
     mark_superscripts(tree)
     kind = hints.kind
     # The element holding the page's running text, if one does with no rival block of
@@ -419,16 +419,24 @@ def _trafilatura(
     return unescape_word_underscores(written) if mode == "markdown" else written
 
 
-def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:
-    """Remove empty links inside headings (permalink icons), keeping the heading's words.
+def _drop_empty_links(tree: lxml.html.HtmlElement) -> None:
+    """Remove the links that show no words: heading permalinks and bare anchors.
 
     Documentation sites put ``<a href="#section" class="anchor"></a>`` before each
     heading's text; with links kept, trafilatura's markdown then loses the whole heading
-    ("## Tips" disappears). The link holds no words, so dropping it changes nothing a reader
-    sees.
+    ("## Tips" disappears). Elsewhere a page marks places with empty anchors
+    (``<a name="top"></a>``): with links kept, trafilatura counts such an anchor as a block
+    of its own, so the first post of a thread (its anchor and one paragraph: two blocks)
+    passes for the page's whole content, where its text output, which strips links, goes on
+    to the thread. Neither link holds words (nor, outside headings, any element), so
+    dropping them changes nothing a reader sees and makes the markdown read the page as the
+    text output does.
     """
     for link in _HEADING_LINKS(tree):
         if not link.text_content().strip():
+            drop(link)
+    for link in list(tree.iter("a")):
+        if len(link) == 0 and not (link.text or "").strip():
             drop(link)
 
 

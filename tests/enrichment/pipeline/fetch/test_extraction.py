@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import lxml.html
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from enrichment.pipeline.fetch.extraction import (
     ExtractionError,
+    _drop_empty_links,
     decode_body,
     extract_content,
     extract_html,
@@ -283,3 +285,17 @@ def test_an_xhtml_page_with_an_xml_declaration_gives_its_text() -> None:
     for content_type in ("text/html; charset=utf-8", "application/xhtml+xml"):
         text = extract_content(page, content_type).text
         assert "fixes the importer and speeds up caf\u00e9 searches" in text
+
+
+def test_markdown_drops_the_links_that_show_no_words() -> None:
+    # trafilatura's markdown (links kept) counts a bare anchor as a block of its own, so a
+    # thread's first post (anchor and one paragraph) passed for the whole content.
+    tree = lxml.html.fromstring(
+        '<div><a name="top"></a><h2><a href="#tips"></a>Tips</h2><p>See <a href="/x">x</a>'
+        ' and <a href="/y"><img src="y.png"></a> here.</p></div>'
+    )
+    _drop_empty_links(tree)
+    assert lxml.html.tostring(tree, encoding="unicode") == (
+        '<div><h2>Tips</h2><p>See <a href="/x">x</a> and <a href="/y"><img src="y.png"></a>'
+        " here.</p></div>"
+    )
