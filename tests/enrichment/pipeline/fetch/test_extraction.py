@@ -299,3 +299,20 @@ def test_markdown_drops_the_links_that_show_no_words() -> None:
         '<div><h2>Tips</h2><p>See <a href="/x">x</a> and <a href="/y"><img src="y.png"></a>'
         " here.</p></div>"
     )
+
+
+def test_a_thread_loses_the_figures_beside_each_author() -> None:
+    posts = "".join(
+        f'<article class="message"><div class="message-user"><a href="/u/{n}">poster{n}</a>'
+        f'<div class="message-userExtras"><dl><dt>Joined</dt><dd>Oct 2{n}, 2017</dd>'
+        f"<dt>Messages</dt><dd>1{n},539</dd></dl></div></div>"
+        f'<div class="message-content"><p>Answer {n}: the ferry leaves at noon and the '
+        f"harbour bus waits for it, so nobody needs a taxi to reach the old town.</p>"
+        f"</div></article>"
+        for n in range(5)
+    )
+    page = f"<html><body><h1>Ferry times</h1><div>{posts}</div></body></html>"
+    for mode in ("text", "markdown"):
+        text = extract_html(page, mode=mode).text
+        assert "Answer 4" in text
+        assert "Joined" not in text and "13,539" not in text
