@@ -6,7 +6,8 @@ HTML goes through main-content extractors (``extract/``: trafilatura, resilipars
 pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
 footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
 browser would never show cannot smuggle instructions in; what a browser does show (folded
-panels, streamed segments) is kept. The text kept per page is chosen from the page's declared
+panels, streamed segments) is kept. The figures forum software prints beside each post's
+author (join date, post count) go too. The text kept per page is chosen from the page's declared
 kind, its headline, a product's declared description and how much the candidates agree
 (``extract/choose.py``). On a page that is not an article, the page's repeated records (a
 listing's items, a grid's products: ``extract/records.py``) replace that text when it is only
@@ -237,6 +238,28 @@ def extract_html(
     return ExtractedContent(text.strip(), headline, extractor, "text/html")
 
 
+# A class token naming a post author's statistics, as forum software marks them
+# ("message-userExtras", "userstats", "cAuthorPane_stats").
+_AUTHOR_STATS = re.compile(r"(?:user|author|member|poster)\w*?[-_]?(?:extras?|stats)$")
+
+
+def _drop_author_stats(tree: lxml.html.HtmlElement) -> None:
+    """Remove the statistics printed beside each post's author: join date, post count...
+
+    Forum software prints, under every author's name, a card of figures ("Joined Oct 25,
+    2017", "Messages 13,539", "Reaction score 2,675", a location). They repeat per post, say
+    nothing about the discussion and break the text between the posts; who wrote each post
+    and when stays (the name and the post's date are outside that card).
+    """
+    doomed = []
+    for element in tree.iter():
+        classes = element.get("class") if isinstance(element.tag, str) else None
+        if classes and any(_AUTHOR_STATS.search(token) for token in classes.lower().split()):
+            doomed.append(element)
+    for element in doomed:
+        drop(element)
+
+
 def media_type_of(content_type: str | None) -> str:
     """``'Text/HTML; charset=x'`` -> ``'text/html'``; an absent header gives ``''``."""
     return (content_type or "").split(";", 1)[0].strip().lower()
@@ -295,9 +318,10 @@ def _main_content(
     if tree is None:
         return "trafilatura", ""
     if mode == "markdown":
-        _drop_heading_permalinks(tree)
+        _drop_empty_links(tree)
     mark_superscripts(tree)
     kind = hints.kind
+    _drop_author_stats(tree)
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None
@@ -420,16 +444,24 @@ def _trafilatura(
     return unescape_word_underscores(written) if mode == "markdown" else written
 
 
-def _drop_heading_permalinks(tree: lxml.html.HtmlElement) -> None:
-    """Remove empty links inside headings (permalink icons), keeping the heading's words.
+def _drop_empty_links(tree: lxml.html.HtmlElement) -> None:
+    """Remove the links that show no words: heading permalinks and bare anchors.
 
     Documentation sites put ``<a href="#section" class="anchor"></a>`` before each
     heading's text; with links kept, trafilatura's markdown then loses the whole heading
-    ("## Tips" disappears). The link holds no words, so dropping it changes nothing a reader
-    sees.
+    ("## Tips" disappears). Elsewhere a page marks places with empty anchors
+    (``<a name="top"></a>``): with links kept, trafilatura counts such an anchor as a block
+    of its own, so the first post of a thread (its anchor and one paragraph: two blocks)
+    passes for the page's whole content, where its text output, which strips links, goes on
+    to the thread. Neither link holds words (nor, outside headings, any element), so
+    dropping them changes nothing a reader sees and makes the markdown read the page as the
+    text output does.
     """
     for link in _HEADING_LINKS(tree):
         if not link.text_content().strip():
+            drop(link)
+    for link in list(tree.iter("a")):
+        if len(link) == 0 and not (link.text or "").strip():
             drop(link)
 
 

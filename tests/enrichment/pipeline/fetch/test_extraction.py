@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import lxml.html
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from enrichment.pipeline.fetch.extraction import (
     ExtractionError,
+    _drop_empty_links,
     decode_body,
     extract_content,
     extract_html,
@@ -285,3 +287,34 @@ def test_an_xhtml_page_with_an_xml_declaration_gives_its_text() -> None:
     for content_type in ("text/html; charset=utf-8", "application/xhtml+xml"):
         text = extract_content(page, content_type).text
         assert "fixes the importer and speeds up caf\u00e9 searches" in text
+
+
+def test_markdown_drops_the_links_that_show_no_words() -> None:
+    # trafilatura's markdown (links kept) counts a bare anchor as a block of its own, so a
+    # thread's first post (anchor and one paragraph) passed for the whole content.
+    tree = lxml.html.fromstring(
+        '<div><a name="top"></a><h2><a href="#tips"></a>Tips</h2><p>See <a href="/x">x</a>'
+        ' and <a href="/y"><img src="y.png"></a> here.</p></div>'
+    )
+    _drop_empty_links(tree)
+    assert lxml.html.tostring(tree, encoding="unicode") == (
+        '<div><h2>Tips</h2><p>See <a href="/x">x</a> and <a href="/y"><img src="y.png"></a>'
+        " here.</p></div>"
+    )
+
+
+def test_a_thread_loses_the_figures_beside_each_author() -> None:
+    posts = "".join(
+        f'<article class="message"><div class="message-user"><a href="/u/{n}">poster{n}</a>'
+        f'<div class="message-userExtras"><dl><dt>Joined</dt><dd>Oct 2{n}, 2017</dd>'
+        f"<dt>Messages</dt><dd>1{n},539</dd></dl></div></div>"
+        f'<div class="message-content"><p>Answer {n}: the ferry leaves at noon and the '
+        f"harbour bus waits for it, so nobody needs a taxi to reach the old town.</p>"
+        f"</div></article>"
+        for n in range(5)
+    )
+    page = f"<html><body><h1>Ferry times</h1><div>{posts}</div></body></html>"
+    for mode in ("text", "markdown"):
+        text = extract_html(page, mode=mode).text
+        assert "Answer 4" in text
+        assert "Joined" not in text and "13,539" not in text
