@@ -1,24 +1,24 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-A plainly built article (one element holding its paragraphs, close to its headline, a
-quarter or more of the page's text) is read from that element (``extract/article.py``). Other
-HTML goes through main-content extractors (``extract/``: trafilatura, resiliparse and, on
-pages that declare no kind or a discussion, the declared main region; navigation, sidebars and
-footers are dropped), after hidden elements were removed (``extract/hidden.py``) so text a
-browser would never show cannot smuggle instructions in; what a browser does show (folded
-panels, streamed segments) is kept. The figures forum software prints beside each post's
-author (join date, post count) go too. The text kept per page is chosen from the page's declared
+A plainly built article (one element holding its paragraphs, close to its headline, a quarter
+or more of the page's text) is read from that element (``extract/article.py``). Other HTML goes
+through main-content extractors (``extract/``: trafilatura, resiliparse and, on pages that
+declare no kind or a discussion, the declared main region; navigation, sidebars and footers are
+dropped), after hidden elements were removed (``extract/hidden.py``) so text a browser would
+never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
+segments) is kept. The figures forum software prints beside each post's author (join date, post
+count) go too (``extract/posts.py``). The text kept per page is chosen from the page's declared
 kind, its headline, a product's declared description and how much the candidates agree
 (``extract/choose.py``). On a page that is not an article, the page's repeated records (a
-listing's items, a grid's products: ``extract/records.py``) replace that text when it is only
-a piece of them; so they do on a page that declares itself an article but is a list (short
-linked records holding several times the words of its body, a blurb), which is then not read
-as an article. Blocks trafilatura pruned inside the text it kept are put back from
-resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
-article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
-(or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
-running text. When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
-result that is empty or only repeats the title counts as no content.
+listing's items, a grid's products: ``extract/records.py``) replace that text when it is only a
+piece of them; so they do on a page that declares itself an article but is a list (short linked
+records holding several times the words of its body, a blurb), which is then not read as an
+article. Blocks trafilatura pruned inside the text it kept are put back from resiliparse's text
+(``extract/union.py``). On an article, trailing lines from after the article's body element are
+cut (``extract/trim.py``), and so on a page that declares no kind (or a discussion) but is
+built like one: a single ``<h1>`` and one element holding the page's running text. When all
+find nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is empty or
+only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -59,6 +59,7 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
+from enrichment.pipeline.extract.posts import drop_author_stats
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
@@ -238,28 +239,6 @@ def extract_html(
     return ExtractedContent(text.strip(), headline, extractor, "text/html")
 
 
-# A class token naming a post author's statistics, as forum software marks them
-# ("message-userExtras", "userstats", "cAuthorPane_stats").
-_AUTHOR_STATS = re.compile(r"(?:user|author|member|poster)\w*?[-_]?(?:extras?|stats)$")
-
-
-def _drop_author_stats(tree: lxml.html.HtmlElement) -> None:
-    """Remove the statistics printed beside each post's author: join date, post count...
-
-    Forum software prints, under every author's name, a card of figures ("Joined Oct 25,
-    2017", "Messages 13,539", "Reaction score 2,675", a location). They repeat per post, say
-    nothing about the discussion and break the text between the posts; who wrote each post
-    and when stays (the name and the post's date are outside that card).
-    """
-    doomed = []
-    for element in tree.iter():
-        classes = element.get("class") if isinstance(element.tag, str) else None
-        if classes and any(_AUTHOR_STATS.search(token) for token in classes.lower().split()):
-            doomed.append(element)
-    for element in doomed:
-        drop(element)
-
-
 def media_type_of(content_type: str | None) -> str:
     """``'Text/HTML; charset=x'`` -> ``'text/html'``; an absent header gives ``''``."""
     return (content_type or "").split(";", 1)[0].strip().lower()
@@ -321,7 +300,7 @@ def _main_content(
         _drop_empty_links(tree)
     mark_superscripts(tree)
     kind = hints.kind
-    _drop_author_stats(tree)
+    drop_author_stats(tree)
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None
