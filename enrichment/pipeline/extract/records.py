@@ -7,8 +7,11 @@ them as link-dense navigation. This candidate finds the container whose same-sha
 (at least MIN_RECORDS, of MIN_RECORD_WORDS words on average: not a menu) hold the most words,
 and writes the page's ``<h1>`` with the blocks between it and the container (its intro),
 then the container child by child, each record one block: its title line (a heading in
-markdown, links kept), then its other lines. ``choose.records_are_content`` decides, on the
-records alone, when this replaces the chosen text.
+markdown, links kept), then its other lines. A record's fields are often sibling elements
+with nothing between them (a brand and a name, a year and a running time), set apart by the
+page's style: they are written a space apart, not run into one word.
+``choose.records_are_content`` decides, on the records alone, when this replaces the chosen
+text.
 
     >>> cards = "".join(
     ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
@@ -277,7 +280,7 @@ def _intro(heading: etree._Element, container: etree._Element) -> list[etree._El
 
 def _write(element: etree._Element, *, markdown: bool, base_url: str | None) -> str:
     """One record's lines; a table row's cells each on their own line, not run together."""
-    writer = BlockWriter(markdown=markdown, base_url=base_url)
+    writer = BlockWriter(markdown=markdown, base_url=base_url, fields=True)
     if element.tag == "tr":
         for cell in element:
             if isinstance(cell.tag, str) and cell.tag not in SKIPPED:

@@ -225,3 +225,25 @@ def test_records_of_a_page_with_no_body_element_replace_only_a_text_of_next_to_n
     assert not records_are_content(basket, found.items)  # what another page would decide
     page = "A long text the extractors kept, about the shop and its cups. " * 10
     assert not records_replace(page, found.items, listing=True, bare=True)
+
+
+FILMS = [("Night Train", "2026", "1h 54m", "R"), ("Harbour Lights", "2025", "2h 11m", "PG")]
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_records_touching_fields_are_written_apart_not_run_together(mode: str) -> None:
+    # Brand and name, year, running time and rating: sibling elements with nothing between
+    # them, set apart on screen by the page's style.
+    cards = "".join(
+        f'<li class="film"><a href="/f/{i}"><span>Studio {i}</span><span>{name}</span></a>'
+        f"<div><span>{year}</span><span>{length}</span><span>{rating}</span></div>"
+        f"<div><span>Rated</span><span>.</span></div></li>"
+        for i, (name, year, length, rating) in enumerate(FILMS * 2)
+    )
+    tree = lxml.html.document_fromstring(f"<html><body><ul>{cards}</ul></body></html>")
+    records = records_candidate(tree, mode=mode)  # type: ignore[arg-type]
+    assert records is not None
+    text = markdown_to_text(records.page) if mode == "markdown" else records.page
+    for i, (name, year, length, rating) in enumerate(FILMS * 2):
+        assert f"Studio {i} {name}" in text and f"{year} {length} {rating}" in text
+    assert "Rated." in text  # punctuation stays with its word
