@@ -211,6 +211,29 @@ def records_are_content(chosen: str, records: str) -> bool:
     return shared >= RECORDS_HOLD_SHARE * len(base) and shared < RECORDS_KEPT_SHARE * len(rows)
 
 
+def records_replace(chosen: str, records: str, *, listing: bool, bare: bool) -> bool:
+    """Whether the page's ``records`` replace the ``chosen`` text, given what the page is.
+
+    On a page that declares itself an article but has no body element (``bare``: no block
+    of paragraphs, a shop's grid tagged an article by its platform), only when the chosen
+    text has fewer than TOO_SHORT_WORDS words (a basket's empty message: the extractors
+    dropped the grid) and the records more. On another page declared an article that is a
+    list (``listing``), when they hold at least as many words; elsewhere, and failing that,
+    as ``records_are_content`` weighs them.
+
+        >>> items = " ".join(f"cup{n} in amber costs {n} euros" for n in range(20))
+        >>> records_replace("No products in the basket.", items, listing=True, bare=True)
+        True
+        >>> records_replace(items[:300] + " an article" * 40, items, listing=True, bare=True)
+        False
+    """
+    if bare:
+        return word_count(chosen) < TOO_SHORT_WORDS <= word_count(records)
+    if listing and word_count(records) >= word_count(chosen):
+        return True
+    return records_are_content(chosen, records)
+
+
 def _with_post_headers(
     choice: Choice, chosen: str, resiliparse_text: str, region_text: str
 ) -> Choice:

@@ -1,14 +1,17 @@
 """The page's repeated records: many same-shaped siblings, written one block per record.
 
 Listings, search results, product grids and collection pages are a container of sibling
-elements of one structure (same tag, same classes), each holding a title and a few lines.
+elements of one structure (same tag, same first class), each holding a title and a few lines.
 trafilatura keeps one or a few of them (or a table of them run together), resiliparse drops
 them as link-dense navigation. This candidate finds the container whose same-shaped children
 (at least MIN_RECORDS, of MIN_RECORD_WORDS words on average: not a menu) hold the most words,
 and writes the page's ``<h1>`` with the blocks between it and the container (its intro),
 then the container child by child, each record one block: its title line (a heading in
-markdown, links kept), then its other lines. ``choose.records_are_content`` decides, on the
-records alone, when this replaces the chosen text.
+markdown, links kept), then its other lines. A record's fields are often sibling elements
+with nothing between them (a brand and a name, a year and a running time), set apart by the
+page's style: they are written a space apart, not run into one word.
+``choose.records_are_content`` decides, on the records alone, when this replaces the chosen
+text.
 
     >>> cards = "".join(
     ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
@@ -181,27 +184,44 @@ def outweigh_body(records: Records, body: etree._Element, body_words: int) -> bo
         >>> outweigh_body(find_records(page), blurb, 4), outweigh_body(find_records(page), blurb, 40)
         (True, False)
     """
-    members = records.members
-    if records.words > SHORT_RECORD_WORDS * len(members):
-        return False
     if records.words < LISTING_SHARE * body_words:
         return False
     around = {records.container, *records.container.iterancestors()}
-    if body in around or any(node.tag in _CHROME for node in around):
+    return body not in around and _listed_items(records, around)
+
+
+def _listed_items(records: Records, around: set[etree._Element]) -> bool:
+    """Whether the records are a list of items: short, linked, not in the page's chrome.
+
+    ``around`` is the container with its ancestors.
+    """
+    members = records.members
+    if records.words > SHORT_RECORD_WORDS * len(members):
+        return False
+    if any(node.tag in _CHROME for node in around):
         return False
     linked = sum(1 for member in members if next(member.iter("a"), None) is not None)
     return linked >= LINKED_SHARE * len(members)
 
 
 def listing_records(
-    tree: lxml.html.HtmlElement, body: BodyElement, page_words: int
+    tree: lxml.html.HtmlElement, body: BodyElement | None, page_words: int
 ) -> Records | None:
     """The records of a page that declares itself an article but is a list, else None.
 
     Records outweighing the body hold LISTING_SHARE times its words: a page with fewer
     words than that (``page_words``, counted by the caller) has none, and its records are
     not looked for (the walk costs more than the count, and most articles stop here).
+    A page with no body element at all (no block of paragraphs: a shop's or a catalogue's
+    page declared an article by its platform) is a list when its records are short linked
+    items outside the chrome.
     """
+    if body is None:
+        records = find_records(tree)
+        if records is None:
+            return None
+        around = {records.container, *records.container.iterancestors()}
+        return records if _listed_items(records, around) else None
     if page_words < LISTING_SHARE * body.words:
         return None
     records = find_records(tree, outside=body.element)
@@ -212,8 +232,16 @@ def listing_records(
 
 @lru_cache(maxsize=1024)
 def _class_key(classes: str) -> str:
-    """The element's classes in order, without those that number it among its siblings."""
-    return " ".join(sorted(name for name in classes.split() if not _DIGITS.search(name)))
+    """The element's first class, skipping those that number it among its siblings.
+
+    The first class names the component ("card", "product", "grid__item"); the classes
+    after it often tell records apart (a shop's category, stock or sale flags, a grid's
+    "first" and "last" of a row), and would split one list into many small groups.
+    """
+    for name in classes.split():
+        if not _DIGITS.search(name):
+            return name
+    return ""
 
 
 def _heading_before(
@@ -252,7 +280,7 @@ def _intro(heading: etree._Element, container: etree._Element) -> list[etree._El
 
 def _write(element: etree._Element, *, markdown: bool, base_url: str | None) -> str:
     """One record's lines; a table row's cells each on their own line, not run together."""
-    writer = BlockWriter(markdown=markdown, base_url=base_url)
+    writer = BlockWriter(markdown=markdown, base_url=base_url, fields=True)
     if element.tag == "tr":
         for cell in element:
             if isinstance(cell.tag, str) and cell.tag not in SKIPPED:

@@ -153,13 +153,19 @@ def words_on_page(tree: lxml.html.HtmlElement) -> int:
 class BlockWriter:
     """Walks a subtree once and writes blocks (paragraphs, headings, items, code, rows).
 
-    Shared by the main region and the repeated records (``extract/records.py``).
+    Shared by the main region and the repeated records (``extract/records.py``), which
+    write with ``fields``: sibling elements that touch are written a space apart.
     """
 
-    def __init__(self, *, markdown: bool, base_url: str | None, prose: bool = False) -> None:
+    def __init__(
+        self, *, markdown: bool, base_url: str | None, prose: bool = False, fields: bool = False
+    ) -> None:
         self.markdown = markdown
         self.base_url = base_url
         self.prose = prose
+        # A record's fields: sibling elements that touch are apart (see ``apart``).
+        self.fields = fields
+        self.touching = False
         self.skipped: frozenset[etree._Element] = frozenset()
         self.blocks: list[str] = []
         self.line: list[str] = []
@@ -246,25 +252,56 @@ class BlockWriter:
         """Children of a block: inline runs join into one line, nested blocks break it."""
         if element.text:
             self.words(element.text)
+        touching = False
         for child in element:
+            if touching and self.fields:
+                self.touching = True
             self.block(child)
+            self.touching = False
             if child.tail:
                 self.words(child.tail)
+            touching = not child.tail
 
     def inline_children(self, element: etree._Element) -> None:
         if element.text:
             self.words(element.text)
+        touching = False
         for child in element:
+            if touching and self.fields:
+                self.touching = True
             self.inline(child)
+            self.touching = False
             if child.tail:
                 self.words(child.tail)
+            touching = not child.tail
+
+    def field_text(self, element: etree._Element) -> str:
+        """A record's inline element read as text, its touching fields apart; else ``""``."""
+        if not self.fields:
+            return ""
+        reader = BlockWriter(markdown=False, base_url=None, fields=True)
+        reader.inline_children(element)
+        reader.flush()
+        return " ".join(reader.blocks)
+
+    def apart(self, text: str) -> str:
+        """``text`` with a space before it when it starts an element touching the previous one.
+
+        A record's fields are sibling elements with nothing between them (a brand and a
+        name, a year, a running time and a rating: ``<span>2026</span><span>1h 54m</span>``)
+        that the page's style sets apart; run together they make one word ("20261h").
+        """
+        if self.touching and text[:1].isalnum() and self.line and self.line[-1][-1:].isalnum():
+            text = " " + text
+        self.touching = False
+        return text
 
     def words(self, text: str) -> None:
         """Text of the page; in prose markdown, a ``*`` or an ``_`` that could start emphasis
         is escaped (not an underscore between letters: ``AWS_REGION``)."""
         if self.prose and self.markdown and ("*" in text or "_" in text):
             text = _EMPHASIS_CHARACTER.sub(r"\\\g<0>", text)
-        self.line.append(text)
+        self.line.append(self.apart(text) if self.touching else text)
 
     def emphasis(self, element: etree._Element, marker: str) -> None:
         """Bold or italic text between markers, its edge spaces outside them (``**a** b``)."""
@@ -288,7 +325,7 @@ class BlockWriter:
             self.block(element)
             return
         if self.markdown and tag == "a" and element.get("href") and self.link is None:
-            label = " ".join(element.text_content().split())
+            label = " ".join((self.field_text(element) or element.text_content()).split())
             href = element.get("href", "").strip()
             if self.prose:
                 label = _EMPHASIS_CHARACTER.sub(r"\\\g<0>", label)
@@ -303,7 +340,8 @@ class BlockWriter:
                     after = " " if raw[-1:].isspace() else ""
                     self.line.append(f"{before}[{label}]({target}){after}")
                 else:
-                    self.line.append(f"[{label}]({target})")
+                    space = " " if self.touching and self.apart(label) != label else ""
+                    self.line.append(f"{space}[{label}]({target})")
                 return
         if self.markdown and tag == "code":
             code = element.text_content()

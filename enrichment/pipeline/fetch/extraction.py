@@ -46,7 +46,7 @@ from enrichment.pipeline.extract.candidates import (
     resiliparse_candidate,
     trafilatura_candidate,
 )
-from enrichment.pipeline.extract.choose import choose_for_kind, records_are_content
+from enrichment.pipeline.extract.choose import choose_for_kind, records_replace
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
     holds_any_lead,
@@ -306,11 +306,12 @@ def _main_content(
     found = body_element(tree) if kind != "product" else None
     page_words = None
     listing = None
-    if kind == "article" and found is not None:
+    if kind == "article":
         # A page that declares itself an article may be a list (of posts, products) with
         # a short blurb: its records are then weighed as on any listing, and its blurb is
-        # not the article the fast path below would read. (A page with no body element
-        # has nothing for records to outweigh.)
+        # not the article the fast path below would read. A page with no body element has
+        # no blurb for records to outweigh: its short linked records are kept in reserve
+        # for when the extractors find next to nothing (a shop's grid they drop whole).
         page_words = words_on_page(tree)
         listing = listing_records(tree, found, page_words)
     if kind != "forum" and listing is None:
@@ -381,10 +382,12 @@ def _main_content(
         # The extractors kept a piece of a listing (``choose.records_are_content``). On a
         # page declared an article that is a list, they may have kept another part of the
         # page (its blurb and what surrounds it): records holding more words stand for it.
+        # One with no body element stands for them only when they kept next to nothing
+        # (``choose.records_replace``).
         chosen = seen[("trafilatura", "resiliparse", "region").index(source)]
         items = flatten(records.items)
-        if records_are_content(chosen, items) or (
-            listing is not None and len(_words(items)) >= len(_words(chosen))
+        if records_replace(
+            chosen, items, listing=listing is not None, bare=listing is not None and found is None
         ):
             return "records", records.page
     if source == "region":

@@ -5,8 +5,9 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
-from enrichment.pipeline.extract.choose import records_are_content
-from enrichment.pipeline.extract.records import records_candidate
+from enrichment.pipeline.extract.choose import records_are_content, records_replace
+from enrichment.pipeline.extract.records import listing_records, records_candidate
+from enrichment.pipeline.extract.region import words_on_page
 from enrichment.pipeline.fetch.extraction import extract_html, markdown_to_text
 
 RESULTS = [
@@ -168,3 +169,81 @@ def test_a_declared_article_whose_sections_hold_no_links_is_read_as_the_article(
     result = extract_html(_declared_article(sections), mode="text")
     assert result.extractor != "records"
     assert "Our editors travelled the Adriatic coast" in result.text
+
+
+CUPS = [
+    ("Glass Cup 4oz", "Amber, Flaxen, Lilac, Meadowlark, Violet", "$29.95"),
+    ("Glass Cup 6oz", "Bluestone, Butterrum, Sandstone, Terracotta", "$30.95"),
+    ("Glass Cup 8oz", "Army Green, Custard, Deep Teal, Desert Sage", "$32.95"),
+    ("Glass Cup 12oz", "Lemon, Lime, Mint, Persimmon, Ruby Wine", "$34.95"),
+    ("Glass Cup 16oz", "Strawberry, Vintage Blue, Vintage Green", "$36.95"),
+    ("Travel Cup 12oz", "Ultra Black, Neutral, Blue Sea, Green Haze", "$39.95"),
+]
+# A shop's flags on each card: its row position, stock and sale state, its categories.
+FLAGS = ["first instock cat-cups", "instock sale cat-cups", "outofstock cat-travel last"]
+
+
+def _shop_grid(wrapper: str = "card") -> str:
+    return "".join(
+        f'<li class="product type-product post-{40 + i} {FLAGS[i % 3]}">'
+        f'<div class="{wrapper}"><a href="/c/{i}"><h2>{name}</h2>'
+        f'<div class="swatches">{colours}</div><span>{price}</span></a></div></li>'
+        for i, (name, colours, price) in enumerate(CUPS)
+    )
+
+
+def test_records_whose_classes_after_the_first_differ_are_one_list() -> None:
+    tree = lxml.html.document_fromstring(f"<html><body><ul>{_shop_grid()}</ul></body></html>")
+    records = records_candidate(tree, mode="text")
+    assert records is not None
+    for name, colours, price in CUPS:
+        assert f"{name}\n{colours}\n{price}" in records.items
+
+
+def test_a_page_declared_an_article_with_no_body_element_lists_its_grid() -> None:
+    # A shop's catalogue page tagged an article by its platform: no paragraphs, so no body
+    # element for records to outweigh; short linked records still make it a list.
+    html = (
+        '<html><head><meta property="og:type" content="article"></head><body>'
+        f"<nav><ul>{MENU}</ul></nav><h1>Shop</h1><ul class='products'>{_shop_grid()}</ul>"
+        "</body></html>"
+    )
+    tree = lxml.html.document_fromstring(html)
+    records = listing_records(tree, None, words_on_page(tree))
+    assert records is not None and len(records.members) == len(CUPS)
+    unlinked = html.replace("<a href=", "<span data-href=").replace("</a>", "</span>")
+    tree = lxml.html.document_fromstring(unlinked)
+    assert listing_records(tree, None, words_on_page(tree)) is None
+
+
+def test_records_of_a_page_with_no_body_element_replace_only_a_text_of_next_to_nothing() -> None:
+    tree = lxml.html.document_fromstring(f"<html><body><ul>{_shop_grid()}</ul></body></html>")
+    found = records_candidate(tree, mode="text")
+    assert found is not None
+    basket = "No products in the basket. Continue shopping."
+    assert records_replace(basket, found.items, listing=True, bare=True)
+    assert not records_are_content(basket, found.items)  # what another page would decide
+    page = "A long text the extractors kept, about the shop and its cups. " * 10
+    assert not records_replace(page, found.items, listing=True, bare=True)
+
+
+FILMS = [("Night Train", "2026", "1h 54m", "R"), ("Harbour Lights", "2025", "2h 11m", "PG")]
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_records_touching_fields_are_written_apart_not_run_together(mode: str) -> None:
+    # Brand and name, year, running time and rating: sibling elements with nothing between
+    # them, set apart on screen by the page's style.
+    cards = "".join(
+        f'<li class="film"><a href="/f/{i}"><span>Studio {i}</span><span>{name}</span></a>'
+        f"<div><span>{year}</span><span>{length}</span><span>{rating}</span></div>"
+        f"<div><span>Rated</span><span>.</span></div></li>"
+        for i, (name, year, length, rating) in enumerate(FILMS * 2)
+    )
+    tree = lxml.html.document_fromstring(f"<html><body><ul>{cards}</ul></body></html>")
+    records = records_candidate(tree, mode=mode)  # type: ignore[arg-type]
+    assert records is not None
+    text = markdown_to_text(records.page) if mode == "markdown" else records.page
+    for i, (name, year, length, rating) in enumerate(FILMS * 2):
+        assert f"Studio {i} {name}" in text and f"{year} {length} {rating}" in text
+    assert "Rated." in text  # punctuation stays with its word
