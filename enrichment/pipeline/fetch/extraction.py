@@ -13,9 +13,10 @@ kind, its headline, a product's declared description and how much the candidates
 (``extract/choose.py``); when the two extractors disagree in markdown mode, the choice is made
 on trafilatura's text output, as in text mode (links can lead its markdown to another block).
 On a page that is not an article, the page's repeated records (a listing's items, a grid's
-products: ``extract/records.py``) replace that text when it is only a piece of them; so they do on a page that declares itself an article but is a list (short linked
-records holding several times the words of its body, a blurb), which is then not read as an
-article. Blocks trafilatura pruned inside the text it kept are put back from resiliparse's text
+products: ``extract/records.py``) replace that text when it is only a piece of them; so they
+do on a page that declares itself an article but is a list (short linked records holding
+several times the words of its body, a blurb), which is then not read as an article. Blocks
+trafilatura pruned inside the text it kept are put back from resiliparse's text
 (``extract/union.py``). On an article, trailing lines from after the article's body element are
 cut (``extract/trim.py``), and so on a page that declares no kind (or a discussion) but is
 built like one: a single ``<h1>`` and one element holding the page's running text. When all
