@@ -7,13 +7,16 @@ declare no kind or a discussion, the declared main region; navigation, sidebars 
 dropped), after hidden elements were removed (``extract/hidden.py``) so text a browser would
 never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
 segments) is kept. The figures forum software prints beside each post's author (join date, post
-count) go too (``extract/posts.py``). The text kept per page is chosen from the page's declared
+count) go too, and so do the comments a question-and-answer page hangs under its question and
+answers (``extract/posts.py``). The text kept per page is chosen from the page's declared
 kind, its headline, a product's declared description and how much the candidates agree
-(``extract/choose.py``). On a page that is not an article, the page's repeated records (a
-listing's items, a grid's products: ``extract/records.py``) replace that text when it is only a
-piece of them; so they do on a page that declares itself an article but is a list (short linked
-records holding several times the words of its body, a blurb), which is then not read as an
-article. Blocks trafilatura pruned inside the text it kept are put back from resiliparse's text
+(``extract/choose.py``); when the two extractors disagree in markdown mode, the choice is made
+on trafilatura's text output, as in text mode (links can lead its markdown to another block).
+On a page that is not an article, the page's repeated records (a listing's items, a grid's
+products: ``extract/records.py``) replace that text when it is only a piece of them; so they
+do on a page that declares itself an article but is a list (short linked records holding
+several times the words of its body, a blurb), which is then not read as an article. Blocks
+trafilatura pruned inside the text it kept are put back from resiliparse's text
 (``extract/union.py``). On an article, trailing lines from after the article's body element are
 cut (``extract/trim.py``), and so on a page that declares no kind (or a discussion) but is
 built like one: a single ``<h1>`` and one element holding the page's running text. When all
@@ -59,7 +62,7 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
-from enrichment.pipeline.extract.posts import drop_author_stats
+from enrichment.pipeline.extract.posts import drop_answer_comments, drop_author_stats
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
@@ -301,6 +304,7 @@ def _main_content(
     mark_superscripts(tree)
     kind = hints.kind
     drop_author_stats(tree)
+    drop_answer_comments(tree)
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None
@@ -374,9 +378,22 @@ def _main_content(
     seen = (first_seen, second, region)
     if mode == "markdown":
         seen = (first_seen, markdown_to_text(second), markdown_to_text(region))
-    source = choose_for_kind(
-        kind, *seen, headline=hints.headline, description=hints.description
-    ).source
+    choice = choose_for_kind(kind, *seen, headline=hints.headline, description=hints.description)
+    source = choice.source
+    if mode == "markdown" and choice.reason == "disagreement":
+        # With links kept, trafilatura may weigh the page's blocks otherwise and take a
+        # different one than its text output does; when the two extractors disagree, the
+        # choice is made on the text output, as the text mode makes it.
+        plain = _trafilatura(
+            lxml.html.document_fromstring(cleaned_html, parser=_PARSER),
+            kind,
+            mode="text",
+            base_url=base_url,
+            spaces=spaces,
+        )
+        source = choose_for_kind(
+            kind, plain, *seen[1:], headline=hints.headline, description=hints.description
+        ).source
     flatten = markdown_to_text if mode == "markdown" else str
     if records is not None:
         # The extractors kept a piece of a listing (``choose.records_are_content``). On a

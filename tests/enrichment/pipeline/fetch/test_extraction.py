@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from enrichment.pipeline.fetch import extraction
 from enrichment.pipeline.fetch.extraction import (
     ExtractionError,
     _drop_empty_links,
@@ -318,3 +319,84 @@ def test_a_thread_loses_the_figures_beside_each_author() -> None:
         text = extract_html(page, mode=mode).text
         assert "Answer 4" in text
         assert "Joined" not in text and "13,539" not in text
+
+
+def _qa_item(item_type: str, text: str, comments: list[str]) -> str:
+    listed = "".join(
+        f'<li itemprop="comment" itemscope itemtype="https://schema.org/Comment">{remark}'
+        f' &ndash; <a href="/u/{n}">user{n}</a> Commented May {n + 2}, 2009</li>'
+        for n, remark in enumerate(comments)
+    )
+    return (
+        f'<div itemscope itemtype="https://schema.org/{item_type}"><p>{text}</p>'
+        f"<ul>{listed}</ul></div>"
+    )
+
+
+def test_a_question_page_loses_the_comments_under_its_question_and_answers() -> None:
+    answers = "".join(
+        _qa_item(
+            "Answer",
+            f"Answer {n}: a mirror copies every mistake at once, a backup keeps yesterday's "
+            "files, so a deleted folder or a corrupt database can still be brought back.",
+            [f"Nitpick {n}: not every backup keeps history", f"Aside {n}: define corrupt"],
+        )
+        for n in range(4)
+    )
+    question = _qa_item(
+        "Question",
+        "Why is a mirrored pair of disks not a backup of the data it holds on a server?",
+        ["Aside on the question: which filesystem do you use"],
+    )
+    page = (
+        '<html itemscope itemtype="https://schema.org/QAPage"><body><h1>Mirror or backup</h1>'
+        f"<main>{question}{answers}</main></body></html>"
+    )
+    for mode in ("text", "markdown"):
+        text = extract_html(page, mode=mode).text
+        assert "Answer 3" in text and "mirrored pair" in text
+        assert "Nitpick" not in text and "Aside" not in text and "Commented" not in text
+
+
+def test_a_thread_keeps_the_replies_it_marks_as_comments() -> None:
+    # On a discussion the replies are the content, even when marked up as Comment items.
+    reply = (
+        "Reply {n}: the ferry leaves at noon and the harbour bus waits for it, so nobody "
+        "needs a taxi to reach the old town before the shops close."
+    )
+    page = (
+        "<html><body><h1>Ferry times</h1>"
+        + _qa_item(
+            "DiscussionForumPosting",
+            "When does the ferry to the old town leave on a Sunday morning in May?",
+            [reply.format(n=n) for n in range(5)],
+        )
+        + "</body></html>"
+    )
+    assert "Reply 4" in extract_html(page, mode="text").text
+
+
+def test_markdown_chooses_between_disagreeing_extractors_as_the_text_mode_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With links kept, trafilatura took the first post and a block of teasers where its text
+    # output took the teasers alone: the markdown kept them over the thread.
+    first = "Could a plain landing page on a cheap domain still sell a product in this year?"
+    teasers = " ".join(f"Teaser {n} about another thread elsewhere [read more]" for n in range(8))
+    replies = "".join(
+        f"<div><p>Reply {n}: a landing page alone rarely sells anything now, because paid "
+        f"traffic costs more than it did and visitors compare offers before they buy.</p></div>"
+        for n in range(12)
+    )
+    # Forum software often declares a thread an article (its theme's default).
+    page = (
+        '<html><head><meta property="og:type" content="article"></head><body>'
+        f"<h1>Landing pages</h1><main><div><p>{first}</p></div>{replies}</main></body></html>"
+    )
+
+    def fake_trafilatura(tree: object, kind: str, *, mode: str, **_: object) -> str:
+        return f"{first}\n\n{teasers}" if mode == "markdown" else teasers
+
+    monkeypatch.setattr(extraction, "_trafilatura", fake_trafilatura)
+    assert "Reply 11" in extract_html(page, mode="text").text
+    assert "Reply 11" in extract_html(page, mode="markdown").text
