@@ -8,9 +8,10 @@ footers are dropped), after hidden elements were removed (``extract/hidden.py``)
 browser would never show cannot smuggle instructions in; what a browser does show (folded
 panels, streamed segments) is kept. The text kept per page is chosen from the page's declared
 kind, its headline, a product's declared description and how much the candidates agree
-(``extract/choose.py``). On a page that is not an article, the page's repeated records (a
-listing's items, a grid's products: ``extract/records.py``) replace that text when it is only
-a piece of them; so they do on a page that declares itself an article but is a list (short
+(``extract/choose.py``); on a page that declares itself a product, lists of customer reviews
+(dated, rated posts) are removed first (``extract/reviews.py``). On a page that is not an
+article, the page's repeated records (a listing's items, a grid's products:
+``extract/records.py``) replace that text when it is only a piece of them; so they do on a page that declares itself an article but is a list (short
 linked records holding several times the words of its body, a blurb), which is then not read
 as an article. Blocks trafilatura pruned inside the text it kept are put back from
 resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
@@ -60,6 +61,7 @@ from enrichment.pipeline.extract.markdown import (
 )
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
+from enrichment.pipeline.extract.reviews import drop_review_lists
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.spacing import (
     SPACE_MARK,
@@ -297,6 +299,9 @@ def _main_content(
         _drop_heading_permalinks(tree)
     mark_superscripts(tree)
     kind = hints.kind
+    if kind == "product":
+        # Buyers' reviews are not the product's own text (``extract/reviews.py``).
+        drop_review_lists(tree)
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None

@@ -202,3 +202,31 @@ def test_markdown_keeps_underscores_in_names_unescaped() -> None:
     assert "Set AWS_REGION and call const_str from" in text
     assert "`grep a\\_b`" in text  # code is verbatim: the page's own backslash stays
     assert "\\_this\\_" in text  # could open emphasis: still escaped
+
+
+REVIEWS = [
+    ("Dana K.", "March 3, 2024", "Carried it on a three day hut trek in the rain and nothing"
+     " inside got wet; the hip belt took the weight off my shoulders on every climb."),
+    ("Tomás", "April 18, 2024", "The bottle pockets are deep enough that nothing falls out"
+     " when I scramble, and the back panel kept my shirt dry on a hot afternoon climb."),
+    ("Priya", "June 9, 2024", "I wish the lid were a little larger, but the stitching"
+     " survived a season of bushwhacking and airport conveyor belts without a loose thread."),
+    ("Jon B.", "August 1, 2024", "Bought it for commuting by bike: the rain cover is missing"
+     " but the fabric shrugs off showers and the laptop sleeve fits a fourteen inch machine."),
+]  # fmt: skip
+
+
+@MODES
+def test_product_page_leaves_out_its_customer_reviews(mode: str) -> None:
+    reviews = "".join(
+        f'<li class="entry"><div class="score" aria-label="Rated 4 out of 5"></div>'
+        f"<p><b>{name}</b> <time>{date}</time></p><p>{text}</p></li>"
+        for name, date, text in REVIEWS
+    )
+    html = PRODUCT.replace("</head>", '<meta property="og:type" content="product"></head>').replace(
+        "</main>", f"<section><h2>What buyers say</h2><ul>{reviews}</ul></section></main>"
+    )
+    text = " ".join(extract_html(html, mode=mode).text.split())  # type: ignore[arg-type]
+    assert "ventilated back panel" in text and "lid pocket keeps a map" in text
+    for _, _, review in REVIEWS:
+        assert review[:40] not in text
