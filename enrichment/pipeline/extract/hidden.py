@@ -1,14 +1,15 @@
 """Hidden elements: what a browser never shows goes before any extractor reads the page.
 
 Text a reader cannot see can still smuggle instructions to a model, so elements that never
-render (``script``, ``template``...), and those hidden by the ``hidden`` attribute,
-``aria-hidden``, a hiding class (``sr-only``, ``d-none``... unless undone from some screen
-width up) or an inline style (``display:none``, zero opacity or size, clipped, pushed off
-screen) are removed (notes A6 step 1), and so are modal dialogs not opened yet (a
-``<dialog>`` without ``open``, ``aria-modal`` blocks: sign-in, cart and newsletter prompts).
-What a browser does show stays: folded tab and accordion panels and FAQ answers under their
-question (a click opens them), streamed server-rendered segments (a script moves them into
-place), and fade-in wrappers holding most of the page. Pure code over an lxml tree, changed in place.
+render (``script``, ``template``, the fallback text inside ``video``...), and those hidden by
+the ``hidden`` attribute, ``aria-hidden``, a hiding class (``sr-only``, ``d-none``... unless
+undone from some screen width up) or an inline style (``display:none``, zero opacity or size,
+clipped, pushed off screen) are removed (notes A6 step 1), and so are modal dialogs not opened
+yet (a ``<dialog>`` without ``open``, ``aria-modal`` blocks: sign-in, cart and newsletter
+prompts). What a browser does show stays: folded tab and accordion panels and FAQ answers
+under their question (a click opens them), streamed server-rendered segments (a script moves
+them into place), and fade-in wrappers holding most of the page. Pure code over an lxml tree,
+changed in place.
 
     >>> tree = lxml.html.fromstring('<div><p>shown</p><p style="display:none">smuggled</p></div>')
     >>> drop_hidden(tree)
@@ -40,6 +41,10 @@ HIDDEN_TAGS = (
     "meta",
     "link",
     "head",
+    # Their text is the fallback for a browser that plays no media ("Your browser does not
+    # support the video tag"): every current browser plays them and shows none of it.
+    "video",
+    "audio",
 )
 _HIDDEN_OR_INPUT_TAGS = frozenset((*HIDDEN_TAGS, "input"))
 _HIDDEN_CLASSES = frozenset(

@@ -105,6 +105,17 @@ def test_modal_dialogs_not_yet_opened_are_removed(dialog: str) -> None:
     assert "Join our newsletter" not in text and "attacker@example.com" not in text
 
 
+@pytest.mark.parametrize("tag", ["video", "audio"])
+def test_media_fallback_text_is_not_read(tag: str) -> None:
+    media = (
+        f'<{tag} controls><source src="/harbour.mp4">Your browser does not support the'
+        f" {tag} tag. <a href='/harbour.mp4'>Download the recording</a></{tag}>"
+    )
+    text = extract_html(_page(PARAGRAPHS[:400] + media + PARAGRAPHS[400:])).text
+    assert "Paragraph 7 of the visible" in text
+    assert "does not support" not in text and "Download the recording" not in text
+
+
 def test_page_shown_inside_an_open_modal_is_read() -> None:
     text = extract_html(_page(f'<div role="dialog" aria-modal="true">{PARAGRAPHS}</div>')).text
     assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
