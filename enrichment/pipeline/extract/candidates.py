@@ -5,7 +5,9 @@
 comments under an article stay out, the replies of a discussion page are kept.
 ``resiliparse_candidate`` is resiliparse's main-content text: it drops boilerplate by block
 (navigation, footers, sidebars) rather than by picking one subtree, so pages whose content is
-spread over many sibling blocks (threads, listings, product pages) keep more of it.
+spread over many sibling blocks (threads, listings, product pages) keep more of it. It drops
+what is marked folded (``aria-expanded="false"``) as it would a folded menu; headings so
+marked (an FAQ's questions) are the page's text and are unfolded first.
 
     >>> page = "<html><body><nav>Home | About</nav><main><p>" + "word " * 40 + "</p></main></body></html>"
     >>> resiliparse_candidate(page).split()[:3]
@@ -21,10 +23,15 @@ from typing import Literal
 import lxml.html
 import trafilatura
 from resiliparse.extract.html2text import extract_plain_text
-from resiliparse.parse.html import HTMLTree
+from resiliparse.parse.html import ElementNode, HTMLTree
 from trafilatura.settings import use_config
 
 CandidateMode = Literal["markdown", "text"]
+# Headings marked folded, or holding an element so marked (an accordion's toggle link).
+_HEADING_TOGGLES = ", ".join(
+    f"{heading}[aria-expanded], {heading} [aria-expanded]"
+    for heading in ("h1", "h2", "h3", "h4", "h5", "h6")
+)
 _BULLET = re.compile(r"^[ \t]*\u2022 ", re.MULTILINE)
 # A line of at most this many words that occurs this often is a per-item control.
 CHROME_MAX_WORDS = 4
@@ -76,6 +83,8 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     left to trafilatura, which keeps them.
     """
     tree = HTMLTree.parse(html)
+    if "aria-expanded" in html and tree.body is not None:
+        _open_heading_toggles(tree.body)
     text = extract_plain_text(
         tree,
         main_content=True,
@@ -88,6 +97,18 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     if mode == "markdown":
         text = _BULLET.sub("- ", text)
     return drop_repeated_chrome(str(text))
+
+
+def _open_heading_toggles(body: ElementNode) -> None:
+    """Take the folded state off headings that open a panel: the question stays readable.
+
+    FAQ and accordion widgets write each question as a heading (or a link in one) marked
+    ``aria-expanded="false"`` until its answer is opened. resiliparse drops every element so
+    marked, as it does a folded menu, and loses the questions while keeping their answers.
+    A heading is the page's own text, folded or not.
+    """
+    for toggle in body.query_selector_all(_HEADING_TOGGLES):
+        toggle.delattr("aria-expanded")
 
 
 def drop_repeated_chrome(text: str) -> str:

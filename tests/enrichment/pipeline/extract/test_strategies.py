@@ -5,6 +5,7 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.candidates import resiliparse_candidate
 from enrichment.pipeline.extract.markdown import prepare_for_markdown
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.fetch.extraction import extract_html
@@ -230,3 +231,25 @@ def test_product_page_leaves_out_its_customer_reviews(mode: str) -> None:
     assert "ventilated back panel" in text and "lid pocket keeps a map" in text
     for _, _, review in REVIEWS:
         assert review[:40] not in text
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ['<h3><a href="#" aria-controls="a{i}" aria-expanded="false">{q}</a></h3>',
+     '<h3 aria-expanded="false">{q}</h3>'],
+    ids=["toggle-link", "toggle-heading"],
+)  # fmt: skip
+def test_folded_faq_questions_survive_block_extraction(heading: str) -> None:
+    questions = ["How much should I save each month?", "When can I draw my pension?"]
+    entries = "".join(
+        heading.format(i=i, q=question) + f'<div id="a{i}"><p>Answer {i}: it depends on'
+        " your income, your plans and the age you stop working; a planner can help you"
+        " work out the figure that suits you.</p></div>"
+        for i, question in enumerate(questions)
+    )
+    text = resiliparse_candidate(
+        f"<html><body><main><h1>Pensions</h1>{entries}</main></body></html>"
+    )
+    for question in questions:
+        assert question in text
+    assert "Answer 1: it depends" in text
