@@ -7,7 +7,8 @@ comments under an article stay out, the replies of a discussion page are kept.
 (navigation, footers, sidebars) rather than by picking one subtree, so pages whose content is
 spread over many sibling blocks (threads, listings, product pages) keep more of it. It drops
 what is marked folded (``aria-expanded="false"``) as it would a folded menu; headings so
-marked (an FAQ's questions) are the page's text and are unfolded first.
+marked and toggles of text panels (an FAQ's questions) are the page's text and are unfolded
+first.
 
     >>> page = "<html><body><nav>Home | About</nav><main><p>" + "word " * 40 + "</p></main></body></html>"
     >>> resiliparse_candidate(page).split()[:3]
@@ -27,6 +28,10 @@ from resiliparse.parse.html import ElementNode, HTMLTree
 from trafilatura.settings import use_config
 
 CandidateMode = Literal["markdown", "text"]
+# A toggle's panel of at least this many words, less than this share of them in links, is
+# text (an answer), not a folded menu.
+PANEL_WORDS = 15
+PANEL_LINKED_SHARE = 0.5
 # Headings marked folded, or holding an element so marked (an accordion's toggle link).
 _HEADING_TOGGLES = ", ".join(
     f"{heading}[aria-expanded], {heading} [aria-expanded]"
@@ -100,15 +105,28 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
 
 
 def _open_heading_toggles(body: ElementNode) -> None:
-    """Take the folded state off headings that open a panel: the question stays readable.
+    """Take the folded state off the toggles of FAQ questions and other text panels.
 
-    FAQ and accordion widgets write each question as a heading (or a link in one) marked
-    ``aria-expanded="false"`` until its answer is opened. resiliparse drops every element so
-    marked, as it does a folded menu, and loses the questions while keeping their answers.
-    A heading is the page's own text, folded or not.
+    FAQ and accordion widgets write each question as a heading, a link in one or a button
+    marked ``aria-expanded="false"`` until its answer is opened. resiliparse drops every
+    element so marked, as it does a folded menu, and loses the questions while keeping their
+    answers. A heading is the page's own text, folded or not; so is a toggle whose panel
+    (``aria-controls``) is running text rather than a menu's links.
     """
     for toggle in body.query_selector_all(_HEADING_TOGGLES):
         toggle.delattr("aria-expanded")
+    for toggle in body.query_selector_all("[aria-expanded][aria-controls]"):
+        names = (toggle.getattr("aria-controls") or "").split()
+        panel = body.get_element_by_id(names[0]) if names else None
+        if panel is not None and _is_prose(panel):
+            toggle.delattr("aria-expanded")
+
+
+def _is_prose(panel: ElementNode) -> bool:
+    """Whether a panel holds running text: PANEL_WORDS words or more, mostly not links."""
+    words = len((panel.text or "").split())
+    linked = sum(len((link.text or "").split()) for link in panel.query_selector_all("a"))
+    return words >= PANEL_WORDS and linked < PANEL_LINKED_SHARE * words
 
 
 def drop_repeated_chrome(text: str) -> str:

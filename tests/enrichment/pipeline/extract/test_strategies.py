@@ -236,8 +236,9 @@ def test_product_page_leaves_out_its_customer_reviews(mode: str) -> None:
 @pytest.mark.parametrize(
     "heading",
     ['<h3><a href="#" aria-controls="a{i}" aria-expanded="false">{q}</a></h3>',
-     '<h3 aria-expanded="false">{q}</h3>'],
-    ids=["toggle-link", "toggle-heading"],
+     '<h3 aria-expanded="false">{q}</h3>',
+     '<div class="q" aria-controls="a{i}" aria-expanded="false">{q}</div>'],
+    ids=["toggle-link", "toggle-heading", "toggle-block"],
 )  # fmt: skip
 def test_folded_faq_questions_survive_block_extraction(heading: str) -> None:
     questions = ["How much should I save each month?", "When can I draw my pension?"]
@@ -253,3 +254,14 @@ def test_folded_faq_questions_survive_block_extraction(heading: str) -> None:
     for question in questions:
         assert question in text
     assert "Answer 1: it depends" in text
+
+
+def test_folded_menus_stay_out_of_block_extraction() -> None:
+    menu = "".join(f'<li><a href="/shop/{n}">Department {n}</a></li>' for n in range(12))
+    html = (
+        '<html><body><main><div class="toggle" aria-controls="menu" aria-expanded="false">'
+        f'Shop all departments</div><ul id="menu">{menu}</ul><h1>Pensions</h1>'
+        + "<p>Saving early matters: a small sum each month grows for decades.</p>" * 4
+        + "</main></body></html>"
+    )
+    assert "Shop all departments" not in resiliparse_candidate(html)
