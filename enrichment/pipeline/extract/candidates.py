@@ -5,7 +5,10 @@
 comments under an article stay out, the replies of a discussion page are kept.
 ``resiliparse_candidate`` is resiliparse's main-content text: it drops boilerplate by block
 (navigation, footers, sidebars) rather than by picking one subtree, so pages whose content is
-spread over many sibling blocks (threads, listings, product pages) keep more of it.
+spread over many sibling blocks (threads, listings, product pages) keep more of it. It drops
+what is marked folded (``aria-expanded="false"``) as it would a folded menu; headings so
+marked and toggles of text panels (an FAQ's questions) are the page's text and are unfolded
+first.
 
     >>> page = "<html><body><nav>Home | About</nav><main><p>" + "word " * 40 + "</p></main></body></html>"
     >>> resiliparse_candidate(page).split()[:3]
@@ -21,10 +24,19 @@ from typing import Literal
 import lxml.html
 import trafilatura
 from resiliparse.extract.html2text import extract_plain_text
-from resiliparse.parse.html import HTMLTree
+from resiliparse.parse.html import ElementNode, HTMLTree
 from trafilatura.settings import use_config
 
 CandidateMode = Literal["markdown", "text"]
+# A toggle's panel of at least this many words, less than this share of them in links, is
+# text (an answer), not a folded menu.
+PANEL_WORDS = 15
+PANEL_LINKED_SHARE = 0.5
+# Headings marked folded, or holding an element so marked (an accordion's toggle link).
+_HEADING_TOGGLES = ", ".join(
+    f"{heading}[aria-expanded], {heading} [aria-expanded]"
+    for heading in ("h1", "h2", "h3", "h4", "h5", "h6")
+)
 _BULLET = re.compile(r"^[ \t]*\u2022 ", re.MULTILINE)
 # A line of at most this many words that occurs this often is a per-item control.
 CHROME_MAX_WORDS = 4
@@ -76,6 +88,8 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     left to trafilatura, which keeps them.
     """
     tree = HTMLTree.parse(html)
+    if "aria-expanded" in html and tree.body is not None:
+        _open_heading_toggles(tree.body)
     text = extract_plain_text(
         tree,
         main_content=True,
@@ -88,6 +102,31 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     if mode == "markdown":
         text = _BULLET.sub("- ", text)
     return drop_repeated_chrome(str(text))
+
+
+def _open_heading_toggles(body: ElementNode) -> None:
+    """Take the folded state off the toggles of FAQ questions and other text panels.
+
+    FAQ and accordion widgets write each question as a heading, a link in one or a button
+    marked ``aria-expanded="false"`` until its answer is opened. resiliparse drops every
+    element so marked, as it does a folded menu, and loses the questions while keeping their
+    answers. A heading is the page's own text, folded or not; so is a toggle whose panel
+    (``aria-controls``) is running text rather than a menu's links.
+    """
+    for toggle in body.query_selector_all(_HEADING_TOGGLES):
+        toggle.delattr("aria-expanded")
+    for toggle in body.query_selector_all("[aria-expanded][aria-controls]"):
+        names = (toggle.getattr("aria-controls") or "").split()
+        panel = body.get_element_by_id(names[0]) if names else None
+        if panel is not None and _is_prose(panel):
+            toggle.delattr("aria-expanded")
+
+
+def _is_prose(panel: ElementNode) -> bool:
+    """Whether a panel holds running text: PANEL_WORDS words or more, mostly not links."""
+    words = len((panel.text or "").split())
+    linked = sum(len((link.text or "").split()) for link in panel.query_selector_all("a"))
+    return words >= PANEL_WORDS and linked < PANEL_LINKED_SHARE * words
 
 
 def drop_repeated_chrome(text: str) -> str:

@@ -1,13 +1,15 @@
 """Hidden elements: what a browser never shows goes before any extractor reads the page.
 
 Text a reader cannot see can still smuggle instructions to a model, so elements that never
-render (``script``, ``template``...), and those hidden by the ``hidden`` attribute,
-``aria-hidden``, a hiding class (``sr-only``, ``d-none``... unless undone from some screen
-width up) or an inline style (``display:none``, zero opacity or size, clipped, pushed off
-screen) are removed (notes A6 step 1). What a browser does show stays: folded tab and
-accordion panels and FAQ answers under their question (a click opens them), streamed
-server-rendered segments (a script moves them into place), and fade-in wrappers holding most
-of the page. Pure code over an lxml tree, changed in place.
+render (``script``, ``template``, the fallback text inside ``video``...), and those hidden by
+the ``hidden`` attribute, ``aria-hidden``, a hiding class (``sr-only``, ``d-none``... unless
+undone from some screen width up) or an inline style (``display:none``, zero opacity or size,
+clipped, pushed off screen) are removed (notes A6 step 1), and so are modal dialogs not opened
+yet (a ``<dialog>`` without ``open``, ``aria-modal`` blocks: sign-in, cart and newsletter
+prompts). What a browser does show stays: folded tab and accordion panels and FAQ answers
+under their question (a click opens them), streamed server-rendered segments (a script moves
+them into place), and fade-in wrappers holding most of the page. Pure code over an lxml tree,
+changed in place.
 
     >>> tree = lxml.html.fromstring('<div><p>shown</p><p style="display:none">smuggled</p></div>')
     >>> drop_hidden(tree)
@@ -39,6 +41,10 @@ HIDDEN_TAGS = (
     "meta",
     "link",
     "head",
+    # Their text is the fallback for a browser that plays no media ("Your browser does not
+    # support the video tag"): every current browser plays them and shows none of it.
+    "video",
+    "audio",
 )
 _HIDDEN_OR_INPUT_TAGS = frozenset((*HIDDEN_TAGS, "input"))
 _HIDDEN_CLASSES = frozenset(
@@ -55,6 +61,9 @@ _RESPONSIVE_SHOWN_CLASS = re.compile(
 _FADE_STYLE = re.compile(r"opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)|visibility\s*:\s*hidden", re.I)
 # "accordion__panel", "chakra-collapse", "collapse", "c-collapsible": a folded panel.
 _PANEL_CLASS = re.compile(r"accordion|collaps", re.IGNORECASE)
+# A ``<dialog>`` without ``open`` (never rendered) or a block declaring itself a modal
+# dialog (``aria-modal="true"``): see ``_closed_dialogs``.
+_DIALOGS = etree.XPath("//dialog[not(@open)] | //*[@aria-modal='true']")
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
@@ -88,6 +97,23 @@ def drop_hidden(tree: lxml.html.HtmlElement, *, keep_textless: bool = False) -> 
             doomed.append(element)
     for element in _without_reveal_wrappers(tree, doomed):
         drop(element)
+    for element in _closed_dialogs(tree):
+        drop(element)
+
+
+def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
+    """Modal dialogs the page opens over itself later: sign-in, cart, newsletter prompts.
+
+    A browser never renders a ``<dialog>`` without ``open``, and a modal
+    (``aria-modal="true"``) is kept out of view by the page's styles until a script opens
+    it over the page; its words are a prompt, not the page's content. A modal holding at
+    least half of the page's words is the page itself, shown in a modal frame: it stays.
+    """
+    dialogs = _DIALOGS(tree)
+    if not dialogs:
+        return []
+    page_words = len(tree.text_content().split())
+    return [element for element in dialogs if 2 * len(element.text_content().split()) < page_words]
 
 
 def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:

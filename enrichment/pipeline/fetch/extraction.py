@@ -8,20 +8,21 @@ dropped), after hidden elements were removed (``extract/hidden.py``) so text a b
 never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
 segments) is kept. The figures forum software prints beside each post's author (join date, post
 count) go too, and so do the comments a question-and-answer page hangs under its question and
-answers (``extract/posts.py``). The text kept per page is chosen from the page's declared
-kind, its headline, a product's declared description and how much the candidates agree
-(``extract/choose.py``); when the two extractors disagree in markdown mode, the choice is made
-on trafilatura's text output, as in text mode (links can lead its markdown to another block).
-On a page that is not an article, the page's repeated records (a listing's items, a grid's
-products: ``extract/records.py``) replace that text when it is only a piece of them; so they
-do on a page that declares itself an article but is a list (short linked records holding
-several times the words of its body, a blurb), which is then not read as an article. Blocks
-trafilatura pruned inside the text it kept are put back from resiliparse's text
-(``extract/union.py``). On an article, trailing lines from after the article's body element are
-cut (``extract/trim.py``), and so on a page that declares no kind (or a discussion) but is
-built like one: a single ``<h1>`` and one element holding the page's running text. When all
-find nothing, a plain HTML-to-text pass runs on the cleaned page. A result that is empty or
-only repeats the title counts as no content.
+answers (``extract/posts.py``). The text kept per page is chosen from the page's declared kind,
+its headline, a product's declared description and how much the candidates agree
+(``extract/choose.py``); on a page that declares itself a product, lists of customer reviews
+(dated, rated posts) are removed first (``extract/reviews.py``). When the two extractors
+disagree in markdown mode, the choice is made on trafilatura's text output, as in text mode
+(links can lead its markdown to another block). On a page that is not an article, the page's
+repeated records (a listing's items, a grid's products: ``extract/records.py``) replace that
+text when it is only a piece of them; so they do on a page that declares itself an article but
+is a list (short linked records holding several times the words of its body, a blurb), which is
+then not read as an article. Blocks trafilatura pruned inside the text it kept are put back
+from resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
+article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
+(or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
+running text. When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
+result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -65,6 +66,7 @@ from enrichment.pipeline.extract.markdown import (
 from enrichment.pipeline.extract.posts import drop_answer_comments, drop_author_stats
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
+from enrichment.pipeline.extract.reviews import drop_review_lists
 from enrichment.pipeline.extract.signals import PageKind, page_kind, product_description
 from enrichment.pipeline.extract.spacing import (
     SPACE_MARK,
@@ -305,6 +307,9 @@ def _main_content(
     kind = hints.kind
     drop_author_stats(tree)
     drop_answer_comments(tree)
+    if kind == "product":
+        # Buyers' reviews are not the product's own text (``extract/reviews.py``).
+        drop_review_lists(tree)
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None

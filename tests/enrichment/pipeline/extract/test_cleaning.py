@@ -89,6 +89,39 @@ def test_collapsed_tab_and_accordion_panels_are_content() -> None:
 
 
 @pytest.mark.parametrize(
+    "dialog",
+    ['<dialog class="signup">', '<div class="drawer" role="dialog" aria-modal="true">'],
+    ids=["closed-dialog", "aria-modal"],
+)  # fmt: skip
+def test_modal_dialogs_not_yet_opened_are_removed(dialog: str) -> None:
+    tag = dialog[1 : dialog.index(" ")]
+    prompt = (
+        f"{dialog}<h2>Join our newsletter</h2><p>Sign up today for weekly harbour news, "
+        "ferry timetables and offers from our partners in the port district.</p>"
+        f"<p>{INJECTION}</p></{tag}>"
+    )
+    text = extract_html(_page(PARAGRAPHS + prompt)).text
+    assert "Paragraph 7 of the visible" in text
+    assert "Join our newsletter" not in text and "attacker@example.com" not in text
+
+
+@pytest.mark.parametrize("tag", ["video", "audio"])
+def test_media_fallback_text_is_not_read(tag: str) -> None:
+    media = (
+        f'<{tag} controls><source src="/harbour.mp4">Your browser does not support the'
+        f" {tag} tag. <a href='/harbour.mp4'>Download the recording</a></{tag}>"
+    )
+    text = extract_html(_page(PARAGRAPHS[:400] + media + PARAGRAPHS[400:])).text
+    assert "Paragraph 7 of the visible" in text
+    assert "does not support" not in text and "Download the recording" not in text
+
+
+def test_page_shown_inside_an_open_modal_is_read() -> None:
+    text = extract_html(_page(f'<div role="dialog" aria-modal="true">{PARAGRAPHS}</div>')).text
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+
+
+@pytest.mark.parametrize(
     "classes",
     ["d-none d-md-block", "hidden lg:block", "hidden md:flex"],
     ids=["bootstrap", "tailwind-block", "tailwind-flex"],

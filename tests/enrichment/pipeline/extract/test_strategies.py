@@ -5,6 +5,7 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.candidates import resiliparse_candidate
 from enrichment.pipeline.extract.markdown import prepare_for_markdown
 from enrichment.pipeline.extract.region import region_candidate
 from enrichment.pipeline.fetch.extraction import extract_html
@@ -202,3 +203,65 @@ def test_markdown_keeps_underscores_in_names_unescaped() -> None:
     assert "Set AWS_REGION and call const_str from" in text
     assert "`grep a\\_b`" in text  # code is verbatim: the page's own backslash stays
     assert "\\_this\\_" in text  # could open emphasis: still escaped
+
+
+REVIEWS = [
+    ("Dana K.", "March 3, 2024", "Carried it on a three day hut trek in the rain and nothing"
+     " inside got wet; the hip belt took the weight off my shoulders on every climb."),
+    ("Tomás", "April 18, 2024", "The bottle pockets are deep enough that nothing falls out"
+     " when I scramble, and the back panel kept my shirt dry on a hot afternoon climb."),
+    ("Priya", "June 9, 2024", "I wish the lid were a little larger, but the stitching"
+     " survived a season of bushwhacking and airport conveyor belts without a loose thread."),
+    ("Jon B.", "August 1, 2024", "Bought it for commuting by bike: the rain cover is missing"
+     " but the fabric shrugs off showers and the laptop sleeve fits a fourteen inch machine."),
+]  # fmt: skip
+
+
+@MODES
+def test_product_page_leaves_out_its_customer_reviews(mode: str) -> None:
+    reviews = "".join(
+        f'<li class="entry"><div class="score" aria-label="Rated 4 out of 5"></div>'
+        f"<p><b>{name}</b> <time>{date}</time></p><p>{text}</p></li>"
+        for name, date, text in REVIEWS
+    )
+    html = PRODUCT.replace("</head>", '<meta property="og:type" content="product"></head>').replace(
+        "</main>", f"<section><h2>What buyers say</h2><ul>{reviews}</ul></section></main>"
+    )
+    text = " ".join(extract_html(html, mode=mode).text.split())  # type: ignore[arg-type]
+    assert "ventilated back panel" in text and "lid pocket keeps a map" in text
+    for _, _, review in REVIEWS:
+        assert review[:40] not in text
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ['<h3><a href="#" aria-controls="a{i}" aria-expanded="false">{q}</a></h3>',
+     '<h3 aria-expanded="false">{q}</h3>',
+     '<div class="q" aria-controls="a{i}" aria-expanded="false">{q}</div>'],
+    ids=["toggle-link", "toggle-heading", "toggle-block"],
+)  # fmt: skip
+def test_folded_faq_questions_survive_block_extraction(heading: str) -> None:
+    questions = ["How much should I save each month?", "When can I draw my pension?"]
+    entries = "".join(
+        heading.format(i=i, q=question) + f'<div id="a{i}"><p>Answer {i}: it depends on'
+        " your income, your plans and the age you stop working; a planner can help you"
+        " work out the figure that suits you.</p></div>"
+        for i, question in enumerate(questions)
+    )
+    text = resiliparse_candidate(
+        f"<html><body><main><h1>Pensions</h1>{entries}</main></body></html>"
+    )
+    for question in questions:
+        assert question in text
+    assert "Answer 1: it depends" in text
+
+
+def test_folded_menus_stay_out_of_block_extraction() -> None:
+    menu = "".join(f'<li><a href="/shop/{n}">Department {n}</a></li>' for n in range(12))
+    html = (
+        '<html><body><main><div class="toggle" aria-controls="menu" aria-expanded="false">'
+        f'Shop all departments</div><ul id="menu">{menu}</ul><h1>Pensions</h1>'
+        + "<p>Saving early matters: a small sum each month grows for decades.</p>" * 4
+        + "</main></body></html>"
+    )
+    assert "Shop all departments" not in resiliparse_candidate(html)
