@@ -25,7 +25,9 @@ story's last paragraph (related posts, tags, sharing), rows of short linked labe
 (product cards, "Read more"), and the page's chrome (navigation, forms, buttons). The lead is
 often set apart between the headline and the body: the paragraphs of running text found there
 (LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
-there are short and stay out.
+there are short and stay out. Within the body, the captions of photos (``<figcaption>`` of a
+figure showing a picture, not code or a table) describe or credit what a reader of the text
+cannot see, and are left out too.
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element
@@ -78,6 +80,10 @@ CHROME_TAGS = frozenset(("footer", "aside", "nav"))
 # An element holding all the parts of the text that is one of these is not one article.
 _NOT_ONE_ARTICLE = frozenset(("ul", "ol", "body", "html"))
 _LINK_BLOCKS = frozenset(("div", "dl", "ol", "p", "section", "table", "ul"))
+# A figure showing one of these is a picture: its caption describes or credits it.
+_PICTURE_TAGS = ("img", "picture", "video", "iframe")
+# A figure holding one of these is a listing (code, a table): its caption names what it shows.
+_LISTING_TAGS = ("pre", "code", "table")
 
 
 def article_text(
@@ -127,7 +133,7 @@ def article_text(
     if mode == "markdown":
         for block in blocks:
             prepare_for_markdown(block)
-    skipped = _link_blocks(element)
+    skipped = [*_link_blocks(element), *_photo_captions(element)]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
 
 
@@ -226,6 +232,26 @@ def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:
         return False
     steps = words <= STEP_BLOCK_WORDS and min(labels) >= STEP_LINK_WORDS
     return not (before_last_paragraph and steps)
+
+
+def _photo_captions(body: etree._Element) -> list[etree._Element]:
+    """The captions of the body's pictures: a description or a credit, not the story.
+
+    A caption under a photo says what the photo shows ("The harbour at dawn. Photo: ...");
+    a reader of the text has no photo to read it against. The caption of a figure holding
+    code or a table ("Listing 3: a parser") names what the text refers to, and stays.
+    """
+    return [
+        caption
+        for caption in body.iter("figcaption")
+        if (figure := caption.getparent()) is not None
+        and _holds_any(figure, _PICTURE_TAGS)
+        and not _holds_any(figure, _LISTING_TAGS)
+    ]
+
+
+def _holds_any(element: etree._Element, tags: tuple[str, ...]) -> bool:
+    return next(element.iter(*tags), None) is not None
 
 
 def _in_chrome(element: etree._Element) -> bool:

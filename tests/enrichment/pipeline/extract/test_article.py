@@ -113,3 +113,21 @@ def test_declared_article_in_several_sections_is_read_whole(mode: str) -> None:
     for part in range(3):
         assert f"Part {part}: Paragraph 2 of the story" in result.text
     assert "Harbour Times" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_photo_captions_are_left_out_and_listing_captions_kept(mode: str) -> None:
+    photo = (
+        "<figure><img src='/bridge.jpg' alt=''>"
+        "<figcaption>The old bridge at dawn. Photo: Sam Rowe</figcaption></figure>"
+    )
+    listing = (
+        "<figure><pre><code>detour = ring_road()</code></pre>"
+        "<figcaption>Listing 1: the detour drivers take</figcaption></figure>"
+    )
+    page = _story().replace("<h2>What changes", f"{photo}{listing}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Photo: Sam Rowe" not in result.text and "old bridge at dawn" not in result.text
+    assert "Listing 1: the detour drivers take" in result.text
+    assert "Paragraph 5 of the story" in result.text
