@@ -27,7 +27,9 @@ often set apart between the headline and the body: the paragraphs of running tex
 (LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
 there are short and stay out. Within the body, the captions of photos (``<figcaption>`` of a
 figure showing a picture, not code or a table) describe or credit what a reader of the text
-cannot see, and are left out too.
+cannot see, and are left out too; so are blocks the page's markup names as set beside the
+story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
+a disclaimer).
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element
@@ -43,6 +45,8 @@ cannot see, and are left out too.
 """
 
 from __future__ import annotations
+
+import re
 
 import lxml.html
 from lxml import etree
@@ -80,6 +84,22 @@ CHROME_TAGS = frozenset(("footer", "aside", "nav"))
 # An element holding all the parts of the text that is one of these is not one article.
 _NOT_ONE_ARTICLE = frozenset(("ul", "ol", "body", "html"))
 _LINK_BLOCKS = frozenset(("div", "dl", "ol", "p", "section", "table", "ul"))
+# A block of the body whose class or id holds one of these words is set beside the story, not
+# part of it, on any site: who wrote it (an author box), other posts, a call to subscribe,
+# readers' ratings and comments, a legal note.
+ASIDE_NAMES = frozenset(
+    ("author", "bio", "byline", "related", "newsletter", "subscribe", "signup", "promo")
+    + ("rating", "comment", "comments", "disclaimer", "disclosure")
+)
+# ...when it holds less than this share of the body's words (a page may name its whole
+# story "post-author-...": that is not a box beside it).
+ASIDE_SHARE = 0.3
+# Only blocks are weighed: an inline ``<span class="comment">`` is a code comment.
+_ASIDE_TAGS = frozenset(
+    ("aside", "blockquote", "div", "dl", "figure", "footer", "form", "header", "li", "ol", "p")
+    + ("section", "table", "ul")
+)
+_NAME_WORDS = re.compile(r"[a-z]+")
 # A figure showing one of these is a picture: its caption describes or credits it.
 _PICTURE_TAGS = ("img", "picture", "video", "iframe")
 # A figure holding one of these is a listing (code, a table): its caption names what it shows.
@@ -133,7 +153,11 @@ def article_text(
     if mode == "markdown":
         for block in blocks:
             prepare_for_markdown(block)
-    skipped = [*_link_blocks(element), *_photo_captions(element)]
+    skipped = [
+        *_link_blocks(element),
+        *_photo_captions(element),
+        *_named_asides(element, body_words),
+    ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
 
 
@@ -248,6 +272,34 @@ def _photo_captions(body: etree._Element) -> list[etree._Element]:
         and _holds_any(figure, _PICTURE_TAGS)
         and not _holds_any(figure, _LISTING_TAGS)
     ]
+
+
+def _named_asides(body: etree._Element, body_words: int) -> list[etree._Element]:
+    """Blocks of the body its own markup names as set beside the story (ASIDE_NAMES).
+
+    An author box, a "related posts" row, a newsletter form or a comment thread often sits
+    inside the element holding the article, after or between its paragraphs, and holds
+    sentences like the story's; only the page's names for those blocks tell them apart.
+    The outermost such block is left out, with what it holds.
+    """
+    found: list[etree._Element] = []
+    pending = [body]
+    while pending:
+        for child in pending.pop():
+            if not isinstance(child.tag, str):
+                continue
+            if _named_aside(child) and element_words(child) < ASIDE_SHARE * body_words:
+                found.append(child)
+            else:
+                pending.append(child)
+    return found
+
+
+def _named_aside(element: etree._Element) -> bool:
+    if element.tag not in _ASIDE_TAGS:
+        return False
+    names = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+    return not ASIDE_NAMES.isdisjoint(_NAME_WORDS.findall(names))
 
 
 def _holds_any(element: etree._Element, tags: tuple[str, ...]) -> bool:

@@ -131,3 +131,22 @@ def test_photo_captions_are_left_out_and_listing_captions_kept(mode: str) -> Non
     assert "Photo: Sam Rowe" not in result.text and "old bridge at dawn" not in result.text
     assert "Listing 1: the detour drivers take" in result.text
     assert "Paragraph 5 of the story" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_blocks_named_as_asides_are_left_out_of_the_body(mode: str) -> None:
+    bio = (
+        "<div class='post-author-box'><p>Ana Lee has covered the harbour and its bridges "
+        "for the paper since 2015, and lives by the water.</p></div>"
+    )
+    signup = (
+        "<section id='newsletter-signup'><p>Get the harbour news in your inbox every "
+        "morning, free, by signing up to our daily newsletter.</p></section>"
+    )
+    comment = "<pre><code>close(bridge) <span class='comment'># from May</span></code></pre>"
+    page = _story().replace('<ul class="related">', f"{comment}{bio}{signup}<ul>")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Ana Lee has covered" not in result.text and "daily newsletter" not in result.text
+    assert "# from May" in result.text  # a code comment is not a comment thread
+    assert "Paragraph 5 of the story" in result.text
