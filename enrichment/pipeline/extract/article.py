@@ -29,7 +29,8 @@ there are short and stay out. Within the body, the captions of photos (``<figcap
 figure showing a picture, not code or a table) describe or credit what a reader of the text
 cannot see, and are left out too; so are blocks the page's markup names as set beside the
 story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
-a disclaimer).
+a disclaimer). An ``<aside>`` of running text within the body, which elsewhere on a page is
+a sidebar, is a box of the story (a note set apart) and is read.
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element
@@ -150,6 +151,7 @@ def article_text(
         if between > BETWEEN_SHARE * body_words:
             return None
     blocks = [*leads, element]
+    _read_story_boxes(element)
     if mode == "markdown":
         for block in blocks:
             prepare_for_markdown(block)
@@ -256,6 +258,20 @@ def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:
         return False
     steps = words <= STEP_BLOCK_WORDS and min(labels) >= STEP_LINK_WORDS
     return not (before_last_paragraph and steps)
+
+
+def _read_story_boxes(body: etree._Element) -> None:
+    """Turn the body's ``<aside>`` boxes of running text into plain blocks, so they are read.
+
+    Across a page, an ``<aside>`` is a sidebar, and the writer skips it as chrome. Within
+    the article's body, one holding a paragraph of running text and not made of links is a
+    box of the story: a note set apart, a worked example, a side explanation. (A box the
+    page names as beside the story, a newsletter or related posts, is left out still.)
+    """
+    for aside in list(body.iter("aside")):
+        running = any(element_words(p) >= PARAGRAPH_WORDS for p in aside.iter("p"))
+        if running and not _made_of_links(aside, before_last_paragraph=True):
+            aside.tag = "div"
 
 
 def _photo_captions(body: etree._Element) -> list[etree._Element]:

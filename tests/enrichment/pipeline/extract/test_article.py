@@ -150,3 +150,17 @@ def test_blocks_named_as_asides_are_left_out_of_the_body(mode: str) -> None:
     assert "Ana Lee has covered" not in result.text and "daily newsletter" not in result.text
     assert "# from May" in result.text  # a code comment is not a comment thread
     assert "Paragraph 5 of the story" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_box_of_running_text_within_the_body_is_read(mode: str) -> None:
+    note = (
+        "<aside><h3>A note on ferries</h3><p>The ferry from the north quay runs every twenty "
+        "minutes while the bridge is closed, and costs the same as a bus ticket.</p></aside>"
+    )
+    links = "<aside><a href='/a'>Bridge history</a> <a href='/b'>Harbour map</a></aside>"
+    page = _story().replace("<h2>What changes", f"{note}{links}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "ferry from the north quay runs every twenty minutes" in result.text
+    assert "Harbour map" not in result.text
