@@ -29,7 +29,7 @@ there are short and stay out. Within the body, the captions of photos (``<figcap
 figure showing a picture, not code or a table) describe or credit what a reader of the text
 cannot see, and are left out too; so are blocks the page's markup names as set beside the
 story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
-a disclaimer). An ``<aside>`` of running text within the body, which elsewhere on a page is
+a disclaimer, sharing buttons, a table of contents). An ``<aside>`` of running text within the body, which elsewhere on a page is
 a sidebar, is a box of the story (a note set apart) and is read.
 
     >>> import lxml.html
@@ -87,10 +87,10 @@ _NOT_ONE_ARTICLE = frozenset(("ul", "ol", "body", "html"))
 _LINK_BLOCKS = frozenset(("div", "dl", "ol", "p", "section", "table", "ul"))
 # A block of the body whose class or id holds one of these words is set beside the story, not
 # part of it, on any site: who wrote it (an author box), other posts, a call to subscribe,
-# readers' ratings and comments, a legal note.
+# readers' ratings and comments, a legal note, sharing buttons, a table of contents.
 ASIDE_NAMES = frozenset(
     ("author", "bio", "byline", "related", "newsletter", "subscribe", "signup", "promo")
-    + ("rating", "comment", "comments", "disclaimer", "disclosure")
+    + ("rating", "comment", "comments", "disclaimer", "disclosure", "share", "sharing", "toc")
 )
 # ...when it holds less than this share of the body's words (a page may name its whole
 # story "post-author-...": that is not a box beside it).

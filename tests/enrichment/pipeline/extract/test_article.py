@@ -143,11 +143,13 @@ def test_blocks_named_as_asides_are_left_out_of_the_body(mode: str) -> None:
         "<section id='newsletter-signup'><p>Get the harbour news in your inbox every "
         "morning, free, by signing up to our daily newsletter.</p></section>"
     )
+    share = "<div class='share-buttons'><p>Share this story with your friends and family</p></div>"
     comment = "<pre><code>close(bridge) <span class='comment'># from May</span></code></pre>"
-    page = _story().replace('<ul class="related">', f"{comment}{bio}{signup}<ul>")
+    page = _story().replace('<ul class="related">', f"{comment}{bio}{signup}{share}<ul>")
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "Ana Lee has covered" not in result.text and "daily newsletter" not in result.text
+    assert "Share this story" not in result.text
     assert "# from May" in result.text  # a code comment is not a comment thread
     assert "Paragraph 5 of the story" in result.text
 
