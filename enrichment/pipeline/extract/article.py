@@ -22,15 +22,16 @@ to trust it, and None otherwise, so the caller runs the extractors:
 
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
-(product cards, "Read more"), and the page's chrome (navigation, forms, buttons). The lead is
-often set apart between the headline and the body: the paragraphs of running text found there
-(LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
-there are short and stay out. Within the body, the captions of photos (``<figcaption>`` of a
-figure showing a picture, not code or a table) describe or credit what a reader of the text
-cannot see, and are left out too; so are blocks the page's markup names as set beside the
-story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
-a disclaimer, sharing buttons, a table of contents). An ``<aside>`` of running text within the body, which elsewhere on a page is
-a sidebar, is a box of the story (a note set apart) and is read.
+(product cards, "Read more"), and the page's chrome (navigation, forms, buttons). The lead
+is often set apart between the headline and the body: the paragraphs of running text found
+there (LEAD_WORDS words or more, few of them links) are put first; bylines, dates and
+captions there are short and stay out. Within the body, the captions of photos (a
+``<figcaption>``, or a block named a caption, beside a picture and not code or a table)
+describe or credit what a reader of the text cannot see, and are left out too; so are blocks
+the page's markup names as set beside the story (ASIDE_NAMES: an author box, related posts,
+a newsletter form, ratings and comments, a disclaimer, sharing buttons, a table of
+contents). An ``<aside>`` of running text within the body, which elsewhere on a page is a
+sidebar, is a box of the story (a note set apart) and is read.
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element
@@ -101,6 +102,9 @@ _ASIDE_TAGS = frozenset(
     + ("section", "table", "ul")
 )
 _NAME_WORDS = re.compile(r"[a-z]+")
+# A block whose class or id holds this word is a caption (where the page has no <figure>).
+CAPTION_NAMES = frozenset(("caption",))
+_CAPTION_TAGS = ("figcaption", "div", "p", "span")
 # A figure showing one of these is a picture: its caption describes or credits it.
 _PICTURE_TAGS = ("img", "picture", "video", "iframe")
 # A figure holding one of these is a listing (code, a table): its caption names what it shows.
@@ -278,13 +282,16 @@ def _photo_captions(body: etree._Element) -> list[etree._Element]:
     """The captions of the body's pictures: a description or a credit, not the story.
 
     A caption under a photo says what the photo shows ("The harbour at dawn. Photo: ...");
-    a reader of the text has no photo to read it against. The caption of a figure holding
-    code or a table ("Listing 3: a parser") names what the text refers to, and stays.
+    a reader of the text has no photo to read it against. A caption is a ``<figcaption>``,
+    or a block its markup names so (``class="wp-caption-text"``) where the page has no
+    figure element. The caption of a figure holding code or a table ("Listing 3: a
+    parser") names what the text refers to, and stays.
     """
     return [
         caption
-        for caption in body.iter("figcaption")
-        if (figure := caption.getparent()) is not None
+        for caption in body.iter(*_CAPTION_TAGS)
+        if (caption.tag == "figcaption" or _named(caption, CAPTION_NAMES))
+        and (figure := caption.getparent()) is not None
         and _holds_any(figure, _PICTURE_TAGS)
         and not _holds_any(figure, _LISTING_TAGS)
     ]
@@ -312,10 +319,13 @@ def _named_asides(body: etree._Element, body_words: int) -> list[etree._Element]
 
 
 def _named_aside(element: etree._Element) -> bool:
-    if element.tag not in _ASIDE_TAGS:
-        return False
-    names = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
-    return not ASIDE_NAMES.isdisjoint(_NAME_WORDS.findall(names))
+    return element.tag in _ASIDE_TAGS and _named(element, ASIDE_NAMES)
+
+
+def _named(element: etree._Element, names: frozenset[str]) -> bool:
+    """Whether a word of the element's class or id is one of ``names``."""
+    own = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+    return not names.isdisjoint(_NAME_WORDS.findall(own))
 
 
 def _holds_any(element: etree._Element, tags: tuple[str, ...]) -> bool:

@@ -125,11 +125,19 @@ def test_photo_captions_are_left_out_and_listing_captions_kept(mode: str) -> Non
         "<figure><pre><code>detour = ring_road()</code></pre>"
         "<figcaption>Listing 1: the detour drivers take</figcaption></figure>"
     )
-    page = _story().replace("<h2>What changes", f"{photo}{listing}<h2>What changes")
+    named = (
+        "<div class='wp-caption'><img src='/quay.jpg' alt=''>"
+        "<p class='wp-caption-text'>The north quay in the rain. Photo: Kim Ode</p></div>"
+        "<div><div class='box-caption'>Config before the closure</div>"
+        "<pre>route = bridge</pre></div>"
+    )
+    page = _story().replace("<h2>What changes", f"{photo}{listing}{named}<h2>What changes")
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "Photo: Sam Rowe" not in result.text and "old bridge at dawn" not in result.text
+    assert "Photo: Kim Ode" not in result.text
     assert "Listing 1: the detour drivers take" in result.text
+    assert "Config before the closure" in result.text
     assert "Paragraph 5 of the story" in result.text
 
 
