@@ -22,16 +22,16 @@ to trust it, and None otherwise, so the caller runs the extractors:
 
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
-(product cards, "Read more"), and the page's chrome (navigation, forms, buttons). The lead
-is often set apart between the headline and the body: the paragraphs of running text found
-there (LEAD_WORDS words or more, few of them links) are put first; bylines, dates and
-captions there are short and stay out. Within the body, the captions of photos (a
-``<figcaption>``, or a block named a caption, beside a picture and not code or a table)
-describe or credit what a reader of the text cannot see, and are left out too; so are blocks
-the page's markup names as set beside the story (ASIDE_NAMES: an author box, related posts,
-a newsletter form, ratings and comments, a disclaimer, sharing buttons, a table of
-contents). An ``<aside>`` of running text within the body, which elsewhere on a page is a
-sidebar, is a box of the story (a note set apart) and is read.
+(product cards, "Read more"; a list of links to other pages is kept, a list of in-page links
+is not), and the page's chrome (navigation, forms, buttons). The lead is
+often set apart between the headline and the body: the paragraphs of running text found there
+(LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
+there are short and stay out. Within the body, the captions of photos (``<figcaption>`` of a
+figure showing a picture, not code or a table) describe or credit what a reader of the text
+cannot see, and are left out too; so are blocks the page's markup names as set beside the
+story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
+a disclaimer, sharing buttons, a table of contents). An ``<aside>`` of running text within the body, which elsewhere on a page is
+a sidebar, is a box of the story (a note set apart) and is read.
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element
@@ -86,6 +86,7 @@ CHROME_TAGS = frozenset(("footer", "aside", "nav"))
 # An element holding all the parts of the text that is one of these is not one article.
 _NOT_ONE_ARTICLE = frozenset(("ul", "ol", "body", "html"))
 _LINK_BLOCKS = frozenset(("div", "dl", "ol", "p", "section", "table", "ul"))
+_LISTS = frozenset(("ol", "ul"))
 # A block of the body whose class or id holds one of these words is set beside the story, not
 # part of it, on any site: who wrote it (an author box), other posts, a call to subscribe,
 # readers' ratings and comments, a legal note, sharing buttons, a table of contents.
@@ -223,10 +224,11 @@ def _link_blocks(body: etree._Element) -> list[etree._Element]:
     """Blocks of the body made mostly of links, but for a short run of linked sentences.
 
     After the body's last paragraph of running text, every such block is what follows the
-    story (related posts, tags, sharing). Before it, a block of at most STEP_BLOCK_WORDS
-    words whose every link reads as a phrase (STEP_LINK_WORDS words or more: linked steps
-    between paragraphs) is part of the story; a row of short labels ("Read more", prices,
-    product names) is not.
+    story (related posts, tags, sharing). Before it, a list of links to other pages is part
+    of the story (what it tells about), and so is a block of at most STEP_BLOCK_WORDS words
+    whose every link reads as a phrase (STEP_LINK_WORDS words or more: linked steps between
+    paragraphs); a row of short labels ("Read more", prices) outside a list is not, nor a
+    list of in-page links (a table of contents, tabs).
     """
     # Only elements around a link can be made of links: the walk keeps to them.
     around_links: set[etree._Element] = set()
@@ -260,8 +262,22 @@ def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:
     labels = [element_words(link) for link in block.iter("a")]
     if not words or sum(labels) < LINK_SHARE * words:
         return False
+    if before_last_paragraph and _lists_other_pages(block):
+        return False
     steps = words <= STEP_BLOCK_WORDS and min(labels) >= STEP_LINK_WORDS
     return not (before_last_paragraph and steps)
+
+
+def _lists_other_pages(block: etree._Element) -> bool:
+    """Whether the block is a list of links to other pages, not a page's own navigation.
+
+    Between a story's paragraphs, a list of linked names is what the text is telling about
+    (the data types a guide covers, the sources it cites, a doc's subpages). A list whose
+    links all jump within the page (``#section``) is a table of contents or a row of tabs.
+    """
+    if block.tag not in _LISTS or block.get("role") == "tablist":
+        return False
+    return any(not (link.get("href") or "#").startswith("#") for link in block.iter("a"))
 
 
 def _read_story_boxes(body: etree._Element) -> None:

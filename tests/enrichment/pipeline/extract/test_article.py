@@ -174,3 +174,18 @@ def test_a_box_of_running_text_within_the_body_is_read(mode: str) -> None:
     assert result.extractor == "article"
     assert "ferry from the north quay runs every twenty minutes" in result.text
     assert "Harbour map" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_list_of_links_to_other_pages_within_the_story_is_kept(mode: str) -> None:
+    routes = (
+        "<ul><li><a href='/routes/ring'>Ring road</a></li>"
+        "<li><a href='/routes/ferry'>North ferry</a></li></ul>"
+    )
+    contents = "<ul><li><a href='#drivers'>Drivers</a></li><li><a href='#buses'>Buses</a></li></ul>"
+    page = _story().replace("<h2>What changes", f"{contents}{routes}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Ring road" in result.text and "North ferry" in result.text
+    assert "Drivers" not in result.text  # the in-page contents go ("for drivers" stays)
+    assert "Other story number" not in result.text  # the list after the story still goes
