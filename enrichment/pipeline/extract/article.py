@@ -22,10 +22,16 @@ to trust it, and None otherwise, so the caller runs the extractors:
 
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
-(product cards, "Read more"), and the page's chrome (navigation, forms, buttons). The lead is
+(product cards, "Read more"; a list of links to other pages is kept, a list of in-page links
+is not), and the page's chrome (navigation, forms, buttons). The lead is
 often set apart between the headline and the body: the paragraphs of running text found there
 (LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
-there are short and stay out.
+there are short and stay out. Within the body, the captions of photos (``<figcaption>`` of a
+figure showing a picture, not code or a table) describe or credit what a reader of the text
+cannot see, and are left out too; so are blocks the page's markup names as set beside the
+story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
+a disclaimer, sharing buttons, a table of contents). An ``<aside>`` of running text within the body, which elsewhere on a page is
+a sidebar, is a box of the story (a note set apart) and is read.
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element
@@ -41,6 +47,8 @@ there are short and stay out.
 """
 
 from __future__ import annotations
+
+import re
 
 import lxml.html
 from lxml import etree
@@ -78,6 +86,30 @@ CHROME_TAGS = frozenset(("footer", "aside", "nav"))
 # An element holding all the parts of the text that is one of these is not one article.
 _NOT_ONE_ARTICLE = frozenset(("ul", "ol", "body", "html"))
 _LINK_BLOCKS = frozenset(("div", "dl", "ol", "p", "section", "table", "ul"))
+_LISTS = frozenset(("ol", "ul"))
+# A block of the body whose class or id holds one of these words is set beside the story, not
+# part of it, on any site: who wrote it (an author box), other posts, a call to subscribe,
+# readers' ratings and comments, a legal note, sharing buttons, a table of contents.
+ASIDE_NAMES = frozenset(
+    ("author", "bio", "byline", "related", "newsletter", "subscribe", "signup", "promo")
+    + ("rating", "comment", "comments", "disclaimer", "disclosure", "share", "sharing", "toc")
+)
+# ...when it holds less than this share of the body's words (a page may name its whole
+# story "post-author-...": that is not a box beside it).
+ASIDE_SHARE = 0.3
+# Only blocks are weighed: an inline ``<span class="comment">`` is a code comment.
+_ASIDE_TAGS = frozenset(
+    ("aside", "blockquote", "div", "dl", "figure", "footer", "form", "header", "li", "ol", "p")
+    + ("section", "table", "ul")
+)
+_NAME_WORDS = re.compile(r"[a-z]+")
+# A block whose class or id holds this word is a caption (where the page has no <figure>).
+CAPTION_NAMES = frozenset(("caption",))
+_CAPTION_TAGS = ("figcaption", "div", "p", "span")
+# A figure showing one of these is a picture: its caption describes or credits it.
+_PICTURE_TAGS = ("img", "picture", "video", "iframe")
+# A figure holding one of these is a listing (code, a table): its caption names what it shows.
+_LISTING_TAGS = ("pre", "code", "table")
 
 
 def article_text(
@@ -124,10 +156,15 @@ def article_text(
         if between > BETWEEN_SHARE * body_words:
             return None
     blocks = [*leads, element]
+    _read_story_boxes(element)
     if mode == "markdown":
         for block in blocks:
             prepare_for_markdown(block)
-    skipped = _link_blocks(element)
+    skipped = [
+        *_link_blocks(element),
+        *_photo_captions(element),
+        *_named_asides(element, body_words),
+    ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
 
 
@@ -187,10 +224,11 @@ def _link_blocks(body: etree._Element) -> list[etree._Element]:
     """Blocks of the body made mostly of links, but for a short run of linked sentences.
 
     After the body's last paragraph of running text, every such block is what follows the
-    story (related posts, tags, sharing). Before it, a block of at most STEP_BLOCK_WORDS
-    words whose every link reads as a phrase (STEP_LINK_WORDS words or more: linked steps
-    between paragraphs) is part of the story; a row of short labels ("Read more", prices,
-    product names) is not.
+    story (related posts, tags, sharing). Before it, a list of links to other pages is part
+    of the story (what it tells about), and so is a block of at most STEP_BLOCK_WORDS words
+    whose every link reads as a phrase (STEP_LINK_WORDS words or more: linked steps between
+    paragraphs); a row of short labels ("Read more", prices) outside a list is not, nor a
+    list of in-page links (a table of contents, tabs).
     """
     # Only elements around a link can be made of links: the walk keeps to them.
     around_links: set[etree._Element] = set()
@@ -224,8 +262,90 @@ def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:
     labels = [element_words(link) for link in block.iter("a")]
     if not words or sum(labels) < LINK_SHARE * words:
         return False
+    if before_last_paragraph and _lists_other_pages(block):
+        return False
     steps = words <= STEP_BLOCK_WORDS and min(labels) >= STEP_LINK_WORDS
     return not (before_last_paragraph and steps)
+
+
+def _lists_other_pages(block: etree._Element) -> bool:
+    """Whether the block is a list of links to other pages, not a page's own navigation.
+
+    Between a story's paragraphs, a list of linked names is what the text is telling about
+    (the data types a guide covers, the sources it cites, a doc's subpages). A list whose
+    links all jump within the page (``#section``) is a table of contents or a row of tabs.
+    """
+    if block.tag not in _LISTS or block.get("role") == "tablist":
+        return False
+    return any(not (link.get("href") or "#").startswith("#") for link in block.iter("a"))
+
+
+def _read_story_boxes(body: etree._Element) -> None:
+    """Turn the body's ``<aside>`` boxes of running text into plain blocks, so they are read.
+
+    Across a page, an ``<aside>`` is a sidebar, and the writer skips it as chrome. Within
+    the article's body, one holding a paragraph of running text and not made of links is a
+    box of the story: a note set apart, a worked example, a side explanation. (A box the
+    page names as beside the story, a newsletter or related posts, is left out still.)
+    """
+    for aside in list(body.iter("aside")):
+        running = any(element_words(p) >= PARAGRAPH_WORDS for p in aside.iter("p"))
+        if running and not _made_of_links(aside, before_last_paragraph=True):
+            aside.tag = "div"
+
+
+def _photo_captions(body: etree._Element) -> list[etree._Element]:
+    """The captions of the body's pictures: a description or a credit, not the story.
+
+    A caption under a photo says what the photo shows ("The harbour at dawn. Photo: ...");
+    a reader of the text has no photo to read it against. A caption is a ``<figcaption>``,
+    or a block its markup names so (``class="wp-caption-text"``) where the page has no
+    figure element. The caption of a figure holding code or a table ("Listing 3: a
+    parser") names what the text refers to, and stays.
+    """
+    return [
+        caption
+        for caption in body.iter(*_CAPTION_TAGS)
+        if (caption.tag == "figcaption" or _named(caption, CAPTION_NAMES))
+        and (figure := caption.getparent()) is not None
+        and _holds_any(figure, _PICTURE_TAGS)
+        and not _holds_any(figure, _LISTING_TAGS)
+    ]
+
+
+def _named_asides(body: etree._Element, body_words: int) -> list[etree._Element]:
+    """Blocks of the body its own markup names as set beside the story (ASIDE_NAMES).
+
+    An author box, a "related posts" row, a newsletter form or a comment thread often sits
+    inside the element holding the article, after or between its paragraphs, and holds
+    sentences like the story's; only the page's names for those blocks tell them apart.
+    The outermost such block is left out, with what it holds.
+    """
+    found: list[etree._Element] = []
+    pending = [body]
+    while pending:
+        for child in pending.pop():
+            if not isinstance(child.tag, str):
+                continue
+            if _named_aside(child) and element_words(child) < ASIDE_SHARE * body_words:
+                found.append(child)
+            else:
+                pending.append(child)
+    return found
+
+
+def _named_aside(element: etree._Element) -> bool:
+    return element.tag in _ASIDE_TAGS and _named(element, ASIDE_NAMES)
+
+
+def _named(element: etree._Element, names: frozenset[str]) -> bool:
+    """Whether a word of the element's class or id is one of ``names``."""
+    own = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+    return not names.isdisjoint(_NAME_WORDS.findall(own))
+
+
+def _holds_any(element: etree._Element, tags: tuple[str, ...]) -> bool:
+    return next(element.iter(*tags), None) is not None
 
 
 def _in_chrome(element: etree._Element) -> bool:

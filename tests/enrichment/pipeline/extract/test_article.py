@@ -113,3 +113,79 @@ def test_declared_article_in_several_sections_is_read_whole(mode: str) -> None:
     for part in range(3):
         assert f"Part {part}: Paragraph 2 of the story" in result.text
     assert "Harbour Times" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_photo_captions_are_left_out_and_listing_captions_kept(mode: str) -> None:
+    photo = (
+        "<figure><img src='/bridge.jpg' alt=''>"
+        "<figcaption>The old bridge at dawn. Photo: Sam Rowe</figcaption></figure>"
+    )
+    listing = (
+        "<figure><pre><code>detour = ring_road()</code></pre>"
+        "<figcaption>Listing 1: the detour drivers take</figcaption></figure>"
+    )
+    named = (
+        "<div class='wp-caption'><img src='/quay.jpg' alt=''>"
+        "<p class='wp-caption-text'>The north quay in the rain. Photo: Kim Ode</p></div>"
+        "<div><div class='box-caption'>Config before the closure</div>"
+        "<pre>route = bridge</pre></div>"
+    )
+    page = _story().replace("<h2>What changes", f"{photo}{listing}{named}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Photo: Sam Rowe" not in result.text and "old bridge at dawn" not in result.text
+    assert "Photo: Kim Ode" not in result.text
+    assert "Listing 1: the detour drivers take" in result.text
+    assert "Config before the closure" in result.text
+    assert "Paragraph 5 of the story" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_blocks_named_as_asides_are_left_out_of_the_body(mode: str) -> None:
+    bio = (
+        "<div class='post-author-box'><p>Ana Lee has covered the harbour and its bridges "
+        "for the paper since 2015, and lives by the water.</p></div>"
+    )
+    signup = (
+        "<section id='newsletter-signup'><p>Get the harbour news in your inbox every "
+        "morning, free, by signing up to our daily newsletter.</p></section>"
+    )
+    share = "<div class='share-buttons'><p>Share this story with your friends and family</p></div>"
+    comment = "<pre><code>close(bridge) <span class='comment'># from May</span></code></pre>"
+    page = _story().replace('<ul class="related">', f"{comment}{bio}{signup}{share}<ul>")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Ana Lee has covered" not in result.text and "daily newsletter" not in result.text
+    assert "Share this story" not in result.text
+    assert "# from May" in result.text  # a code comment is not a comment thread
+    assert "Paragraph 5 of the story" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_box_of_running_text_within_the_body_is_read(mode: str) -> None:
+    note = (
+        "<aside><h3>A note on ferries</h3><p>The ferry from the north quay runs every twenty "
+        "minutes while the bridge is closed, and costs the same as a bus ticket.</p></aside>"
+    )
+    links = "<aside><a href='/a'>Bridge history</a> <a href='/b'>Harbour map</a></aside>"
+    page = _story().replace("<h2>What changes", f"{note}{links}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "ferry from the north quay runs every twenty minutes" in result.text
+    assert "Harbour map" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_list_of_links_to_other_pages_within_the_story_is_kept(mode: str) -> None:
+    routes = (
+        "<ul><li><a href='/routes/ring'>Ring road</a></li>"
+        "<li><a href='/routes/ferry'>North ferry</a></li></ul>"
+    )
+    contents = "<ul><li><a href='#drivers'>Drivers</a></li><li><a href='#buses'>Buses</a></li></ul>"
+    page = _story().replace("<h2>What changes", f"{contents}{routes}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Ring road" in result.text and "North ferry" in result.text
+    assert "Drivers" not in result.text  # the in-page contents go ("for drivers" stays)
+    assert "Other story number" not in result.text  # the list after the story still goes
