@@ -14,7 +14,8 @@ and is left out too. A record's fields are often sibling elements
 with nothing between them (a brand and a name, a year and a running time), set apart by the
 page's style: they are written a space apart, not run into one word.
 ``choose.records_are_content`` decides, on the records alone, when this replaces the chosen
-text.
+text; the words before the page's heading (its header) tell a chosen text that kept the whole
+page (``choose.records_replace``).
 
     >>> cards = "".join(
     ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
@@ -73,6 +74,8 @@ _IN_PAGE = ("#", "javascript:")
 # words, is a menu of categories or filters, not what the page says about its list.
 MENU_LINKS = 12
 MENU_LINK_SHARE = 0.9
+# Elements whose text a browser does not show as words.
+_UNSHOWN = frozenset(("script", "style", "template", "noscript", "svg", "head"))
 # A first line already marked up (heading, list item, table row, code) is not re-marked.
 _MARKED = re.compile(r"^(?:#|[-*+] |\d+\. |\||```|\[!)")
 
@@ -88,10 +91,15 @@ class Records:
 
 @dataclass(frozen=True)
 class RecordsCandidate:
-    """``items``: the records alone, to weigh against another text; ``page``: what is shown."""
+    """``items``: the records alone, to weigh against another text; ``page``: what is shown.
+
+    ``header``: the words before the page's heading (its site header and menus), to tell
+    an extraction that kept the whole page.
+    """
 
     items: str
     page: str
+    header: str = ""
 
 
 def records_candidate(
@@ -111,8 +119,10 @@ def records_candidate(
         return None
     markdown = mode == "markdown"
     lead: list[str] = []
+    header = ""
     heading = _heading_before(tree, records.container)
     if heading is not None:
+        header = _text_before(tree, heading)
         lead = [
             _write(block, markdown=markdown, base_url=base_url)
             for block in [heading, *_intro(heading, records.container)]
@@ -132,7 +142,8 @@ def records_candidate(
                 written = "### " + written
             items.append(written)
         blocks.append(written.replace("\n\n", "\n") if markdown else written)
-    return RecordsCandidate("\n\n".join(items), "\n\n".join(part for part in lead + blocks if part))
+    page = "\n\n".join(part for part in lead + blocks if part)
+    return RecordsCandidate("\n\n".join(items), page, header)
 
 
 def find_records(
@@ -275,6 +286,30 @@ def _heading_before(
         if element is container:
             return None
     return None
+
+
+def _text_before(tree: lxml.html.HtmlElement, heading: etree._Element) -> str:
+    """The words the page shows before ``heading``: its site header, menus and banners.
+
+    Read in document order up to the heading; scripts, styles and drawings show no words
+    (their tails are text of their parents).
+    """
+    body = tree.find("body")
+    if body is None:
+        return ""
+    parts: list[str] = []
+    walk = etree.iterwalk(body, events=("start", "end"))
+    for event, element in walk:
+        if element is heading:
+            break
+        if event == "end":
+            if element.tail and element is not body:
+                parts.append(element.tail)
+        elif not isinstance(element.tag, str) or element.tag in _UNSHOWN:
+            walk.skip_subtree()
+        elif element.text:
+            parts.append(element.text)
+    return " ".join(" ".join(parts).split())
 
 
 def _intro(heading: etree._Element, container: etree._Element) -> list[etree._Element]:

@@ -287,3 +287,27 @@ def test_a_menu_of_categories_before_the_records_is_no_introduction() -> None:
     assert records is not None
     assert "Our guides to slow travel." in records.page and "March 2" in records.page
     assert "Category 7" not in records.page
+
+
+def test_records_keep_the_words_before_the_page_heading_as_its_header() -> None:
+    page = (
+        "<html><body><div id='top'><a href='/'>Home</a> Sign in <script>var menu = 1;</script>"
+        "<svg><text>logo</text></svg><span>Watchlist</span></div>tail words"
+        f"<main><h1>Search: slow travel</h1>{_listing().split('</h1>', 1)[1]}</main>"
+    )
+    records = records_candidate(lxml.html.document_fromstring(page), mode="text")
+    assert records is not None
+    assert records.header == "Home Sign in Watchlist tail words"
+
+
+def test_records_replace_a_text_that_kept_the_whole_page_header_and_all() -> None:
+    found = records_candidate(lxml.html.document_fromstring(_listing()), mode="text")
+    assert found is not None
+    header = "Menu Sign in Watchlist English Deutsch Italiano Espanol Francais Nederlands " * 3
+    whole = header + "\n" + found.items + "\nRate\nMark as watched"
+    assert not records_replace(whole, found.items, listing=False, bare=False)
+    assert records_replace(whole, found.items, listing=False, bare=False, header=header)
+    # A text without the page's header is an extraction of its content: it stands.
+    assert not records_replace(
+        found.items + " More.", found.items, listing=False, bare=False, header=header
+    )
