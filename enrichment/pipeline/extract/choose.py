@@ -247,10 +247,10 @@ def records_replace(
 def _whole_page(chosen: str, records: str, header: str) -> bool:
     """Whether ``chosen`` kept the page's header (HEADER_WORDS or more) and its records.
 
-        >>> menu = "Menu Sign in Watchlist English Deutsch Italiano Espanol Francais " * 3
-        >>> items = " ".join(f"film{n} of {2000 + n} runs {n} minutes" for n in range(20))
-        >>> _whole_page(menu + items, items, menu), _whole_page(items, items, menu)
-        (True, False)
+    >>> menu = "Menu Sign in Watchlist English Deutsch Italiano Espanol Francais " * 3
+    >>> items = " ".join(f"film{n} of {2000 + n} runs {n} minutes" for n in range(20))
+    >>> _whole_page(menu + items, items, menu), _whole_page(items, items, menu)
+    (True, False)
     """
     if word_count(header) < HEADER_WORDS or not records:
         return False
