@@ -56,6 +56,12 @@ DESCRIPTION_HELD_SHARE = 0.5
 # of them: the extractor kept a piece of the listing.
 RECORDS_HOLD_SHARE = 0.2
 RECORDS_KEPT_SHARE = 0.5
+# A chosen text holding at least HEADER_KEPT_SHARE of the words before the page's heading (at
+# least HEADER_WORDS of them: the site's header and menus) took the whole page; when it holds at
+# least WHOLE_PAGE_RECORDS_SHARE of the records too, they are the part of it that is content.
+HEADER_WORDS = 20
+HEADER_KEPT_SHARE = 0.8
+WHOLE_PAGE_RECORDS_SHARE = 0.7
 # Two texts sharing at most this share of the shorter one's 4-grams are about different things.
 DISJOINT_SHARE = 0.1
 _WORD = re.compile(r"\w+")
@@ -211,7 +217,9 @@ def records_are_content(chosen: str, records: str) -> bool:
     return shared >= RECORDS_HOLD_SHARE * len(base) and shared < RECORDS_KEPT_SHARE * len(rows)
 
 
-def records_replace(chosen: str, records: str, *, listing: bool, bare: bool) -> bool:
+def records_replace(
+    chosen: str, records: str, *, listing: bool, bare: bool, header: str = ""
+) -> bool:
     """Whether the page's ``records`` replace the ``chosen`` text, given what the page is.
 
     On a page that declares itself an article but has no body element (``bare``: no block
@@ -219,7 +227,9 @@ def records_replace(chosen: str, records: str, *, listing: bool, bare: bool) -> 
     text has fewer than TOO_SHORT_WORDS words (a basket's empty message: the extractors
     dropped the grid) and the records more. On another page declared an article that is a
     list (``listing``), when they hold at least as many words; elsewhere, and failing that,
-    as ``records_are_content`` weighs them.
+    as ``records_are_content`` weighs them, or when the chosen text is the whole page: it
+    holds the words before the page's heading (``header``: the site's header and menus,
+    which no extractor means to keep) and the records as well (``_whole_page``).
 
         >>> items = " ".join(f"cup{n} in amber costs {n} euros" for n in range(20))
         >>> records_replace("No products in the basket.", items, listing=True, bare=True)
@@ -231,7 +241,23 @@ def records_replace(chosen: str, records: str, *, listing: bool, bare: bool) -> 
         return word_count(chosen) < TOO_SHORT_WORDS <= word_count(records)
     if listing and word_count(records) >= word_count(chosen):
         return True
-    return records_are_content(chosen, records)
+    return records_are_content(chosen, records) or _whole_page(chosen, records, header)
+
+
+def _whole_page(chosen: str, records: str, header: str) -> bool:
+    """Whether ``chosen`` kept the page's header (HEADER_WORDS or more) and its records.
+
+    >>> menu = "Menu Sign in Watchlist English Deutsch Italiano Espanol Francais " * 3
+    >>> items = " ".join(f"film{n} of {2000 + n} runs {n} minutes" for n in range(20))
+    >>> _whole_page(menu + items, items, menu), _whole_page(items, items, menu)
+    (True, False)
+    """
+    if word_count(header) < HEADER_WORDS or not records:
+        return False
+    base = shingles(chosen)
+    top, rows = shingles(header), shingles(records)
+    header_kept = len(top & base) >= HEADER_KEPT_SHARE * len(top)
+    return header_kept and len(rows & base) >= WHOLE_PAGE_RECORDS_SHARE * len(rows)
 
 
 def _with_post_headers(

@@ -5,13 +5,17 @@ elements of one structure (same tag, same first class), each holding a title and
 trafilatura keeps one or a few of them (or a table of them run together), resiliparse drops
 them as link-dense navigation. This candidate finds the container whose same-shaped children
 (at least MIN_RECORDS, of MIN_RECORD_WORDS words on average: not a menu) hold the most words,
-and writes the page's ``<h1>`` with the blocks between it and the container (its intro),
-then the container child by child, each record one block: its title line (a heading in
-markdown, links kept), then its other lines. A record's fields are often sibling elements
+and writes the page's ``<h1>`` with the blocks between it and the container (its intro; a
+menu of categories or filters there leads elsewhere and is left out), then the container child
+by child, each record one block: its title line (a heading in markdown, links kept), then its
+other lines. What says the same words in nearly every record as a control of its own (a rating
+widget, "Rate this", an in-page "Back to top" link) is the records' template, not their data,
+and is left out too. A record's fields are often sibling elements
 with nothing between them (a brand and a name, a year and a running time), set apart by the
 page's style: they are written a space apart, not run into one word.
 ``choose.records_are_content`` decides, on the records alone, when this replaces the chosen
-text.
+text; the words before the page's heading (its header) tell a chosen text that kept the whole
+page (``choose.records_replace``).
 
     >>> cards = "".join(
     ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
@@ -56,6 +60,22 @@ LINKED_SHARE = 0.8
 _CHROME = frozenset(("aside", "footer", "header", "nav"))
 # Class names holding a digit number one record among its siblings ("post-123", "item-4").
 _DIGITS = re.compile(r"\d")
+# A control saying the same words (at least TEMPLATE_WORDS of them) in at least TEMPLATE_SHARE
+# of the records is part of the records' template, not of any one record ("Rate this book",
+# "Back to top", a rating widget's "1 of 5 stars"). A record's own fields differ from record to
+# record; a one-word label ("Winner", "by") may be the page's wording and is kept.
+TEMPLATE_SHARE = 0.8
+TEMPLATE_WORDS = 2
+# A control is a link that leads nowhere (it acts on the page) or a block of its own; an inline
+# leaf (a date, a subject shared by every result) is a field that happens to repeat.
+_TEMPLATE_BLOCKS = frozenset(("div", "p", "li", "dd", "dt"))
+_IN_PAGE = ("#", "javascript:")
+# A block before the records of at least MENU_LINKS links, holding (almost) nothing but their
+# words, is a menu of categories or filters, not what the page says about its list.
+MENU_LINKS = 12
+MENU_LINK_SHARE = 0.9
+# Elements whose text a browser does not show as words.
+_UNSHOWN = frozenset(("script", "style", "template", "noscript", "svg", "head"))
 # A first line already marked up (heading, list item, table row, code) is not re-marked.
 _MARKED = re.compile(r"^(?:#|[-*+] |\d+\. |\||```|\[!)")
 
@@ -71,10 +91,15 @@ class Records:
 
 @dataclass(frozen=True)
 class RecordsCandidate:
-    """``items``: the records alone, to weigh against another text; ``page``: what is shown."""
+    """``items``: the records alone, to weigh against another text; ``page``: what is shown.
+
+    ``header``: the words before the page's heading (its site header and menus), to tell
+    an extraction that kept the whole page.
+    """
 
     items: str
     page: str
+    header: str = ""
 
 
 def records_candidate(
@@ -94,8 +119,10 @@ def records_candidate(
         return None
     markdown = mode == "markdown"
     lead: list[str] = []
+    header = ""
     heading = _heading_before(tree, records.container)
     if heading is not None:
+        header = _text_before(tree, heading)
         lead = [
             _write(block, markdown=markdown, base_url=base_url)
             for block in [heading, *_intro(heading, records.container)]
@@ -103,10 +130,11 @@ def records_candidate(
     items: list[str] = []
     blocks: list[str] = []
     members = set(records.members)
+    template = _template(records.members)
     for child in records.container:
         if not isinstance(child.tag, str) or child.tag in SKIPPED:
             continue
-        written = _write(child, markdown=markdown, base_url=base_url)
+        written = _write(child, markdown=markdown, base_url=base_url, skipped=template)
         if not written:
             continue
         if child in members:
@@ -114,7 +142,8 @@ def records_candidate(
                 written = "### " + written
             items.append(written)
         blocks.append(written.replace("\n\n", "\n") if markdown else written)
-    return RecordsCandidate("\n\n".join(items), "\n\n".join(part for part in lead + blocks if part))
+    page = "\n\n".join(part for part in lead + blocks if part)
+    return RecordsCandidate("\n\n".join(items), page, header)
 
 
 def find_records(
@@ -259,6 +288,30 @@ def _heading_before(
     return None
 
 
+def _text_before(tree: lxml.html.HtmlElement, heading: etree._Element) -> str:
+    """The words the page shows before ``heading``: its site header, menus and banners.
+
+    Read in document order up to the heading; scripts, styles and drawings show no words
+    (their tails are text of their parents).
+    """
+    body = tree.find("body")
+    if body is None:
+        return ""
+    parts: list[str] = []
+    walk = etree.iterwalk(body, events=("start", "end"))
+    for event, element in walk:
+        if element is heading:
+            break
+        if event == "end":
+            if element.tail and element is not body:
+                parts.append(element.tail)
+        elif not isinstance(element.tag, str) or element.tag in _UNSHOWN:
+            walk.skip_subtree()
+        elif element.text:
+            parts.append(element.text)
+    return " ".join(" ".join(parts).split())
+
+
 def _intro(heading: etree._Element, container: etree._Element) -> list[etree._Element]:
     """The blocks between the heading and the container: what the page says about its list.
 
@@ -272,15 +325,70 @@ def _intro(heading: etree._Element, container: etree._Element) -> list[etree._El
         for sibling in node.itersiblings():
             if sibling in holding or len(blocks) >= INTRO_BLOCKS:
                 return blocks
-            if isinstance(sibling.tag, str) and sibling.tag not in SKIPPED:
+            readable = isinstance(sibling.tag, str) and sibling.tag not in SKIPPED
+            if readable and not _menu(sibling):
                 blocks.append(sibling)
         node = node.getparent()
     return blocks
 
 
-def _write(element: etree._Element, *, markdown: bool, base_url: str | None) -> str:
+def _menu(block: etree._Element) -> bool:
+    """Whether an intro block is a menu: MENU_LINKS links or more, and (almost) only their words.
+
+    A list of categories or filters before the records leads elsewhere; a few links (the
+    dates of a news archive, the pages of a result list) are part of what the page shows.
+    """
+    links = block.findall(".//a")
+    if len(links) < MENU_LINKS:
+        return False
+    linked = sum(len(link.text_content().split()) for link in links)
+    return linked >= MENU_LINK_SHARE * len(block.text_content().split())
+
+
+def _template(members: tuple[etree._Element, ...]) -> frozenset[etree._Element]:
+    """The leaves that say the same words in (nearly) every record: its controls, not its data.
+
+    Only leaves are read (an element with no child elements: a button's or a link's label),
+    so the cost is one pass over the records' elements.
+    """
+    holders: dict[str, list[etree._Element]] = {}
+    counts: dict[str, int] = {}
+    for member in members:
+        seen: set[str] = set()
+        for leaf in member.iterdescendants():
+            if len(leaf) or not leaf.text or not _control(leaf):
+                continue
+            words = leaf.text.split()
+            if len(words) < TEMPLATE_WORDS:
+                continue
+            text = " ".join(words)
+            holders.setdefault(text, []).append(leaf)
+            if text not in seen:
+                seen.add(text)
+                counts[text] = counts.get(text, 0) + 1
+    wanted = TEMPLATE_SHARE * len(members)
+    return frozenset(
+        leaf for text, count in counts.items() if count >= wanted for leaf in holders[text]
+    )
+
+
+def _control(leaf: etree._Element) -> bool:
+    """Whether a leaf may be a control: a link acting on the page, or a block of its own."""
+    if leaf.tag == "a":
+        return (leaf.get("href") or "#").strip().startswith(_IN_PAGE)
+    return leaf.tag in _TEMPLATE_BLOCKS
+
+
+def _write(
+    element: etree._Element,
+    *,
+    markdown: bool,
+    base_url: str | None,
+    skipped: frozenset[etree._Element] = frozenset(),
+) -> str:
     """One record's lines; a table row's cells each on their own line, not run together."""
     writer = BlockWriter(markdown=markdown, base_url=base_url, fields=True)
+    writer.skipped = skipped
     if element.tag == "tr":
         for cell in element:
             if isinstance(cell.tag, str) and cell.tag not in SKIPPED:

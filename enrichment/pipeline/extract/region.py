@@ -319,7 +319,7 @@ class BlockWriter:
 
     def inline(self, element: etree._Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
-        if not tag or tag in SKIPPED:
+        if not tag or tag in SKIPPED or element in self.skipped:
             return
         if tag in _BLOCKS or tag in _HEADINGS or tag in ("pre", "table", "br", "hr"):
             self.block(element)

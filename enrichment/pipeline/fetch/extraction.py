@@ -15,8 +15,9 @@ its headline, a product's declared description and how much the candidates agree
 disagree in markdown mode, the choice is made on trafilatura's text output, as in text mode
 (links can lead its markdown to another block). On a page that is not an article, the page's
 repeated records (a listing's items, a grid's products: ``extract/records.py``) replace that
-text when it is only a piece of them; so they do on a page that declares itself an article but
-is a list (short linked records holding several times the words of its body, a blurb), which is
+text when it is only a piece of them, or the whole page (the site's header before the page's
+heading, and the records with it); so they do on a page that declares itself an article but is
+a list (short linked records holding several times the words of its body, a blurb), which is
 then not read as an article. Blocks trafilatura pruned inside the text it kept are put back
 from resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
 article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
@@ -409,7 +410,11 @@ def _main_content(
         chosen = seen[("trafilatura", "resiliparse", "region").index(source)]
         items = flatten(records.items)
         if records_replace(
-            chosen, items, listing=listing is not None, bare=listing is not None and found is None
+            chosen,
+            items,
+            listing=listing is not None,
+            bare=listing is not None and found is None,
+            header=records.header,
         ):
             return "records", records.page
     if source == "region":

@@ -247,3 +247,67 @@ def test_a_records_touching_fields_are_written_apart_not_run_together(mode: str)
     for i, (name, year, length, rating) in enumerate(FILMS * 2):
         assert f"Studio {i} {name}" in text and f"{year} {length} {rating}" in text
     assert "Rated." in text  # punctuation stays with its word
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_control_repeated_in_every_record_is_template_not_content(mode: str) -> None:
+    # A rating widget's stars, a "rate this" block and an in-page "back to top" link say the
+    # same in every record; a subject every result shares and a one-word label are fields.
+    cards = "".join(
+        f'<div class="book"><a href="/b/{i}">{title}</a><p>{summary}</p>'
+        '<div>Rate this guide</div><a href="#">1 of 5 stars</a><a href="#">2 of 5 stars</a>'
+        "<p>Subject: <span>Slow travel (st)</span></p><div>Winner</div>"
+        '<a href="#top">Back to top</a></div>'
+        for i, (title, summary) in enumerate(RESULTS)
+    )
+    tree = lxml.html.document_fromstring(f"<html><body><h1>Guides</h1>{cards}</body></html>")
+    records = records_candidate(tree, mode=mode)  # type: ignore[arg-type]
+    assert records is not None
+    text = markdown_to_text(records.page) if mode == "markdown" else records.page
+    for title, summary in RESULTS:
+        assert title in text and summary in text
+    for control in ("Rate this guide", "of 5 stars", "Back to top"):
+        assert control not in text
+    assert text.count("Slow travel (st)") == len(RESULTS)
+    assert text.count("Winner") == len(RESULTS)
+
+
+def test_a_menu_of_categories_before_the_records_is_no_introduction() -> None:
+    categories = "".join(f'<li><a href="/c/{n}">Category {n}</a></li>' for n in range(14))
+    dates = "".join(f'<li><a href="/d/{n}">March {n}</a></li>' for n in range(1, 4))
+    results = "".join(
+        f'<div class="result"><a href="/guides/{i}">{title}</a><p>{summary}</p></div>'
+        for i, (title, summary) in enumerate(RESULTS)
+    )
+    tree = lxml.html.document_fromstring(
+        f"<html><body><h1>Guides</h1><p>Our guides to slow travel.</p><ul>{dates}</ul>"
+        f"<ul>{categories}</ul><div>{results}</div></body></html>"
+    )
+    records = records_candidate(tree, mode="text")
+    assert records is not None
+    assert "Our guides to slow travel." in records.page and "March 2" in records.page
+    assert "Category 7" not in records.page
+
+
+def test_records_keep_the_words_before_the_page_heading_as_its_header() -> None:
+    page = (
+        "<html><body><div id='top'><a href='/'>Home</a> Sign in <script>var menu = 1;</script>"
+        "<svg><text>logo</text></svg><span>Watchlist</span></div>tail words"
+        f"<main><h1>Search: slow travel</h1>{_listing().split('</h1>', 1)[1]}</main>"
+    )
+    records = records_candidate(lxml.html.document_fromstring(page), mode="text")
+    assert records is not None
+    assert records.header == "Home Sign in Watchlist tail words"
+
+
+def test_records_replace_a_text_that_kept_the_whole_page_header_and_all() -> None:
+    found = records_candidate(lxml.html.document_fromstring(_listing()), mode="text")
+    assert found is not None
+    header = "Menu Sign in Watchlist English Deutsch Italiano Espanol Francais Nederlands " * 3
+    whole = header + "\n" + found.items + "\nRate\nMark as watched"
+    assert not records_replace(whole, found.items, listing=False, bare=False)
+    assert records_replace(whole, found.items, listing=False, bare=False, header=header)
+    # A text without the page's header is an extraction of its content: it stands.
+    assert not records_replace(
+        found.items + " More.", found.items, listing=False, bare=False, header=header
+    )
