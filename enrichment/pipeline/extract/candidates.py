@@ -8,7 +8,9 @@ comments under an article stay out, the replies of a discussion page are kept.
 spread over many sibling blocks (threads, listings, product pages) keep more of it. It drops
 what is marked folded (``aria-expanded="false"``) as it would a folded menu; headings so
 marked and toggles of text panels (an FAQ's questions) are the page's text and are unfolded
-first.
+first. Every extractor drops ``<button>`` elements as controls; a button in or around a
+heading (an accordion's section title, an FAQ question) is the heading's text and is read as
+such (``unwrap_heading_buttons``), unless the panel it opens is empty.
 
     >>> page = "<html><body><nav>Home | About</nav><main><p>" + "word " * 40 + "</p></main></body></html>"
     >>> resiliparse_candidate(page).split()[:3]
@@ -23,6 +25,7 @@ from typing import Literal
 
 import lxml.html
 import trafilatura
+from lxml import etree
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import ElementNode, HTMLTree
 from trafilatura.settings import use_config
@@ -41,6 +44,18 @@ _BULLET = re.compile(r"^[ \t]*\u2022 ", re.MULTILINE)
 # A line of at most this many words that occurs this often is a per-item control.
 CHROME_MAX_WORDS = 4
 CHROME_MIN_REPEATS = 3
+
+
+# A button holding a heading with at most this many words is an accordion's heading; a
+# longer one wraps part of the page (a script's click target), not a heading.
+HEADING_BUTTON_WORDS = 30
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADING_BUTTONS = etree.XPath(
+    "//button[ancestor::h1 or ancestor::h2 or ancestor::h3 or ancestor::h4 or ancestor::h5"
+    " or ancestor::h6 or descendant::h1 or descendant::h2 or descendant::h3"
+    " or descendant::h4 or descendant::h5 or descendant::h6]"
+)
+_WITH_ID = etree.XPath("//*[@id]")
 
 
 def _trafilatura_config() -> ConfigParser:
@@ -120,6 +135,53 @@ def _open_heading_toggles(body: ElementNode) -> None:
         panel = body.get_element_by_id(names[0]) if names else None
         if panel is not None and _is_prose(panel):
             toggle.delattr("aria-expanded")
+
+
+def unwrap_heading_buttons(tree: lxml.html.HtmlElement) -> None:
+    """Read the buttons of accordion and tab headings as the headings' text.
+
+    The accordion pattern (WAI-ARIA) writes each section's heading as a ``<button>`` inside
+    an ``<h3>`` (or a button around the heading) that folds its panel; landing and service
+    pages title their feature and step blocks so, FAQ widgets their questions. Every
+    extractor drops buttons as controls ("Add to cart", "Submit"), and the headings went
+    with them while their panels stayed. A button in or around a heading is renamed a
+    ``<span>``: its words are the heading's. One around a long stretch of the page is left,
+    and so is a toggle whose panel (``aria-controls``) is missing or empty.
+
+        >>> page = lxml.html.fromstring(
+        ...     '<div><h3><button aria-controls="p1">Fast builds</button></h3>'
+        ...     '<div id="p1">Cached steps.</div>'
+        ...     '<h3><button aria-controls="p2">Pricing</button></h3><div id="p2"></div></div>')
+        >>> unwrap_heading_buttons(page)
+        >>> [element.tag for element in page.iter("span", "button")]
+        ['span', 'button']
+    """
+    buttons = _HEADING_BUTTONS(tree)
+    if not buttons:
+        return
+    # Ids looked up once per page, only when a toggle names a panel.
+    panels: dict[str, etree._Element] | None = None
+    for button in buttons:
+        inside = any(ancestor.tag in _HEADING_TAGS for ancestor in button.iterancestors())
+        if not inside and len(button.text_content().split()) > HEADING_BUTTON_WORDS:
+            continue
+        names = (button.get("aria-controls") or "").split()
+        if names and panels is None:
+            panels = {}
+            for element in _WITH_ID(tree):  # the first element of an id, as a browser finds
+                panels.setdefault(str(element.get("id")), element)
+        if not names or _holds_text(panels, names[0]):
+            button.tag = "span"
+
+
+def _holds_text(panels: dict[str, etree._Element] | None, name: str) -> bool:
+    """Whether the panel of this id is on the page and holds text.
+
+    Some accordion components write a closed panel empty and fill it on a click: its
+    toggle is then a heading over nothing, on the page as in a reader's text.
+    """
+    panel = (panels or {}).get(name)
+    return panel is not None and bool(panel.text_content().strip())
 
 
 def _is_prose(panel: ElementNode) -> bool:

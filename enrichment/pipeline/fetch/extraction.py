@@ -6,9 +6,10 @@ through main-content extractors (``extract/``: trafilatura, resiliparse and, on 
 declare no kind or a discussion, the declared main region; navigation, sidebars and footers are
 dropped), after hidden elements were removed (``extract/hidden.py``) so text a browser would
 never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
-segments) is kept. The figures forum software prints beside each post's author (join date, post
-count) go too, and so do the comments a question-and-answer page hangs under its question and
-answers (``extract/posts.py``). The text kept per page is chosen from the page's declared kind,
+segments, the headings an accordion writes as buttons: ``extract/candidates.py``) is kept. The
+figures forum software prints beside each post's author (join date, post count) go too, and so
+do the comments a question-and-answer page hangs under its question and answers
+(``extract/posts.py``). The text kept per page is chosen from the page's declared kind,
 its headline, a product's declared description and how much the candidates agree
 (``extract/choose.py``); on a page that declares itself a product, lists of customer reviews
 (dated, rated posts) are removed first (``extract/reviews.py``). When the two extractors
@@ -50,6 +51,7 @@ from enrichment.pipeline.extract.candidates import (
     drop_repeated_chrome,
     resiliparse_candidate,
     trafilatura_candidate,
+    unwrap_heading_buttons,
 )
 from enrichment.pipeline.extract.choose import choose_for_kind, records_replace
 from enrichment.pipeline.extract.fragments import (
@@ -308,6 +310,7 @@ def _main_content(
     kind = hints.kind
     drop_author_stats(tree)
     drop_answer_comments(tree)
+    unwrap_heading_buttons(tree)
     if kind == "product":
         # Buyers' reviews are not the product's own text (``extract/reviews.py``).
         drop_review_lists(tree)

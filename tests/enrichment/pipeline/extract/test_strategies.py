@@ -265,3 +265,49 @@ def test_folded_menus_stay_out_of_block_extraction() -> None:
         + "</main></body></html>"
     )
     assert "Shop all departments" not in resiliparse_candidate(html)
+
+
+FEATURES = [
+    ("Faster builds", "Cached steps skip the work a change did not touch, so most builds"),
+    ("Safer releases", "Every release goes to a small share of users first and rolls back"),
+    ("Clear costs", "One price per minute of build time, with no seats and no setup fee"),
+]
+
+
+def _accordion(entry: str) -> str:
+    """A landing page whose feature blocks are accordion sections (WAI-ARIA pattern)."""
+    sections = "".join(
+        entry.format(i=i, title=title)
+        + f'<div id="f{i}" role="region"><p>{text} on its own, as the team has shown'
+        " on projects of every size over the last few years.</p></div>"
+        for i, (title, text) in enumerate(FEATURES)
+    )
+    return (
+        "<html><head><title>Buildline</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<main><h1>Buildline for teams</h1><h2>Why Buildline?</h2>{sections}</main>"
+        "<footer>Buildline Ltd</footer></body></html>"
+    )
+
+
+@MODES
+@pytest.mark.parametrize(
+    "entry",
+    ['<h3><button aria-expanded="true" aria-controls="f{i}">{title}</button></h3>',
+     '<button aria-controls="f{i}"><h3>{title}</h3></button>',
+     '<h3><button>{title}</button></h3>'],
+    ids=["button-in-heading", "heading-in-button", "no-panel-named"],
+)  # fmt: skip
+def test_accordion_headings_written_as_buttons_are_kept(mode: str, entry: str) -> None:
+    text = extract_html(_accordion(entry), mode=mode).text  # type: ignore[arg-type]
+    for title, body in FEATURES:
+        assert title in text and body in " ".join(text.split())
+
+
+@MODES
+def test_toggles_of_empty_panels_stay_out(mode: str) -> None:
+    html = _accordion(
+        '<h3><button aria-controls="f{i}">{title}</button></h3>'
+    ).replace("</main>", '<h3><button aria-controls="later">Ask a question</button></h3>'
+                         '<div id="later"></div></main>')  # fmt: skip
+    text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
+    assert "Ask a question" not in text and "Faster builds" in text
