@@ -7,9 +7,10 @@ declare no kind or a discussion, the declared main region; navigation, sidebars 
 dropped), after hidden elements were removed (``extract/hidden.py``) so text a browser would
 never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
 segments) is kept. The figures forum software prints beside each post's author (join date, post
-count) go too, and so do the comments a question-and-answer page hangs under its question and
-answers (``extract/posts.py``). The text kept per page is chosen from the page's declared kind,
-its headline, a product's declared description and how much the candidates agree
+count) go too, and so do the signatures printed under each post and the comments a
+question-and-answer page hangs under its question and answers (``extract/posts.py``). The text
+kept per page is chosen from the page's declared kind, its headline, a product's declared
+description and how much the candidates agree
 (``extract/choose.py``); on a page that declares itself a product, lists of customer reviews
 (dated, rated posts) are removed first (``extract/reviews.py``). When the two extractors
 disagree in markdown mode, the choice is made on trafilatura's text output, as in text mode
@@ -63,7 +64,11 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
-from enrichment.pipeline.extract.posts import drop_answer_comments, drop_author_stats
+from enrichment.pipeline.extract.posts import (
+    drop_answer_comments,
+    drop_author_stats,
+    drop_signatures,
+)
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
 from enrichment.pipeline.extract.reviews import drop_review_lists
@@ -306,6 +311,7 @@ def _main_content(
     mark_superscripts(tree)
     kind = hints.kind
     drop_author_stats(tree)
+    drop_signatures(tree)
     drop_answer_comments(tree)
     if kind == "product":
         # Buyers' reviews are not the product's own text (``extract/reviews.py``).

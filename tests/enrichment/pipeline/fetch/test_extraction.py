@@ -321,6 +321,22 @@ def test_a_thread_loses_the_figures_beside_each_author() -> None:
         assert "Joined" not in text and "13,539" not in text
 
 
+def test_a_thread_loses_the_signature_under_each_post() -> None:
+    posts = "".join(
+        f'<article class="message"><a href="/u/{n}">poster{n}</a>'
+        f'<div class="message-content"><p>Answer {n}: the ferry leaves at noon and the '
+        f"harbour bus waits for it, so nobody needs a taxi to reach the old town.</p>"
+        f'<div class="message-signature">Rig {n}: a Z790 board with two quiet fans, and my '
+        f"motto: never sail a boat you cannot row home.</div></div></article>"
+        for n in range(5)
+    )
+    page = f"<html><body><h1>Ferry times</h1><div>{posts}</div></body></html>"
+    for mode in ("text", "markdown"):
+        text = extract_html(page, mode=mode).text
+        assert "Answer 4" in text
+        assert "Rig" not in text and "motto" not in text
+
+
 def _qa_item(item_type: str, text: str, comments: list[str]) -> str:
     listed = "".join(
         f'<li itemprop="comment" itemscope itemtype="https://schema.org/Comment">{remark}'
