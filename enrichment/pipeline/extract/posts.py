@@ -9,7 +9,8 @@ posts. Who wrote each post and when stays: the name and the post's date sit outs
 Under the body of each post, forums print the author's signature: lines set once in their
 profile (a motto, their gear, links to their sites) and repeated under every post they write.
 Forum packages mark it with a class ending in "signature" ("message-signature",
-"postsignature", "ipsEntry__signature"); question-and-answer sites call the card under each
+"postsignature", "ipsEntry__signature") or name it so in the ``data-role`` their scripts look
+it up by ("memberSignature"); question-and-answer sites call the card under each
 post that names its author with a reputation figure "post-signature" too. Neither is part of
 the discussion. An element of that class holding more than SIGNATURE_MAX_WORDS words is not
 a signature but something wrapping the post (a "has-signature" container) and stays.
@@ -42,6 +43,8 @@ from enrichment.pipeline.extract.hidden import drop
 # A class token naming a post author's statistics (see the module docstring).
 _AUTHOR_STATS = re.compile(r"(?:user|author|member|poster)\w*?[-_]?(?:extras?|stats)$")
 _WITH_CLASS = etree.XPath("//*[@class]")
+# Elements that name their part of the page, by class or by the role scripts look them up by.
+_WITH_CLASS_OR_ROLE = etree.XPath("//*[@class or @data-role]")
 # A class token naming a post's signature, and the most words one holds (see the docstring).
 _SIGNATURE = re.compile(r"signature$")
 SIGNATURE_MAX_WORDS = 150
@@ -75,12 +78,17 @@ def drop_signatures(tree: lxml.html.HtmlElement) -> None:
     """
     doomed = [
         element
-        for element in _WITH_CLASS(tree)
-        if any(_SIGNATURE.search(token) for token in element.get("class", "").lower().split())
+        for element in _WITH_CLASS_OR_ROLE(tree)
+        if any(_SIGNATURE.search(token) for token in _names(element))
         and not _longer_than(element, SIGNATURE_MAX_WORDS)
     ]
     for element in doomed:
         drop(element)
+
+
+def _names(element: lxml.html.HtmlElement) -> list[str]:
+    """The lower-cased class tokens and ``data-role`` value of ``element``."""
+    return f"{element.get('class', '')} {element.get('data-role', '')}".lower().split()
 
 
 def _longer_than(element: lxml.html.HtmlElement, words: int) -> bool:

@@ -22,6 +22,14 @@ def test_every_signature_goes_whatever_the_forum_calls_it() -> None:
     assert "Reply 3" in text and "Motto" not in text
 
 
+def test_a_signature_named_by_its_role_goes() -> None:
+    page = lxml.html.fromstring(
+        '<div><p>Reply</p><div data-role="memberSignature"><p>Motto</p></div></div>'
+    )
+    drop_signatures(page)
+    assert page.text_content() == "Reply"
+
+
 def test_an_element_longer_than_a_signature_stays() -> None:
     # A "has-signature" container around a whole post is not the signature itself.
     body = " ".join(["word"] * (SIGNATURE_MAX_WORDS + 1))
