@@ -13,12 +13,13 @@ kept per page is chosen from the page's declared kind, its headline, a product's
 description and how much the candidates agree
 (``extract/choose.py``); on a page that declares itself a product, lists of customer reviews
 (dated, rated posts) are removed first (``extract/reviews.py``). When the two extractors
-disagree in markdown mode, the choice is made on trafilatura's text output, as in text mode
-(links can lead its markdown to another block). On a page that is not an article, the page's
-repeated records (a listing's items, a grid's products: ``extract/records.py``) replace that
-text when it is only a piece of them; so they do on a page that declares itself an article but
-is a list (short linked records holding several times the words of its body, a blurb), which is
-then not read as an article. Blocks trafilatura pruned inside the text it kept are put back
+disagree in markdown mode, or resiliparse's text looks like a superset of trafilatura's, the
+choice is made on trafilatura's text output, as in text mode (links can lead its markdown to
+another block, or to stop short of the end of the one it took). On a page that is not an
+article, the page's repeated records (a listing's items, a grid's products:
+``extract/records.py``) replace that text when it is only a piece of them; so they do on a page
+that declares itself an article but is a list (short linked records holding several times the
+words of its body, a blurb), which is then not read as an article. Blocks trafilatura pruned inside the text it kept are put back
 from resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
 article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
 (or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
@@ -391,10 +392,12 @@ def _main_content(
         seen = (first_seen, markdown_to_text(second), markdown_to_text(region))
     choice = choose_for_kind(kind, *seen, headline=hints.headline, description=hints.description)
     source = choice.source
-    if mode == "markdown" and choice.reason == "disagreement":
+    if mode == "markdown" and choice.reason in ("disagreement", "superset"):
         # With links kept, trafilatura may weigh the page's blocks otherwise and take a
-        # different one than its text output does; when the two extractors disagree, the
-        # choice is made on the text output, as the text mode makes it.
+        # different one than its text output does, or stop short of the end of the same one
+        # (resiliparse's text then passes for a superset of it); when the two extractors
+        # disagree, or one looks like a superset, the choice is made on the text output, as
+        # the text mode makes it.
         plain = _trafilatura(
             lxml.html.document_fromstring(cleaned_html, parser=_PARSER),
             kind,

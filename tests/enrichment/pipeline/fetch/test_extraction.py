@@ -416,3 +416,38 @@ def test_markdown_chooses_between_disagreeing_extractors_as_the_text_mode_does(
     monkeypatch.setattr(extraction, "_trafilatura", fake_trafilatura)
     assert "Reply 11" in extract_html(page, mode="text").text
     assert "Reply 11" in extract_html(page, mode="markdown").text
+
+
+def test_markdown_weighs_a_longer_text_against_the_text_output_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With links kept, trafilatura stopped a few replies short: against that markdown, the
+    # block-level text (the thread and the forum's footer) looked like a superset, where
+    # against the text output it is the same thread with some chrome.
+    first = "Could a plain landing page on a cheap domain still sell a product in this year?"
+    replies = [
+        f"Reply {n}: a landing page alone rarely sells anything now, because paid "
+        f"traffic costs more than it did and visitors compare offers before they buy."
+        for n in range(12)
+    ]
+    footer = " ".join(
+        f"You may not post attachments in forum {n} before you sign in." for n in range(9)
+    )
+    page = (
+        '<html><head><meta property="og:type" content="article"></head><body>'
+        f"<h1>Landing pages</h1><main><div><p>{first}</p></div>"
+        + "".join(f"<div><p>{reply}</p></div>" for reply in replies)
+        + "</main></body></html>"
+    )
+
+    def fake_trafilatura(tree: object, kind: str, *, mode: str, **_: object) -> str:
+        kept = replies[:9] if mode == "markdown" else replies
+        return "\n\n".join([first, *kept])
+
+    def fake_resiliparse(html: str, *, mode: str) -> str:
+        return "\n\n".join([first, *replies, footer])
+
+    monkeypatch.setattr(extraction, "_trafilatura", fake_trafilatura)
+    monkeypatch.setattr(extraction, "resiliparse_candidate", fake_resiliparse)
+    assert "You may not post" not in extract_html(page, mode="text").text
+    assert "You may not post" not in extract_html(page, mode="markdown").text
