@@ -47,8 +47,13 @@ HIDDEN_TAGS = (
     "audio",
 )
 _HIDDEN_OR_INPUT_TAGS = frozenset((*HIDDEN_TAGS, "input"))
+# The hiding utility classes of CSS toolkits and conventions (Bootstrap, Tailwind, Foundation's
+# "hide", Bulma's "is-hidden", SUIT's "u-hidden", "js-hidden": hidden once scripts run, which
+# a browser's do) and of the forum packages many sites run ("ipsHide", Invision Community):
+# banners, share menus and pop-ups no reader sees until they click.
 _HIDDEN_CLASSES = frozenset(
     {"sr-only", "visually-hidden", "d-none", "hidden", "invisible", "screen-reader-only"}
+    | {"hide", "is-hidden", "u-hidden", "js-hidden", "ipshide"}
 )
 # Any of them inside a lower-cased class list: the cheap test before the list is split.
 _HIDDEN_CLASS_NAMED = re.compile("|".join(sorted(_HIDDEN_CLASSES)))

@@ -1,30 +1,38 @@
 """Turn a fetched body (HTML, JSON, markdown, other text) into readable text.
 
-A plainly built article (one element holding its paragraphs, close to its headline, a quarter
-or more of the page's text) is read from that element (``extract/article.py``). Other HTML goes
-through main-content extractors (``extract/``: trafilatura, resiliparse and, on pages that
-declare no kind or a discussion, the declared main region; navigation, sidebars and footers are
-dropped), after hidden elements were removed (``extract/hidden.py``) so text a browser would
-never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
-segments, the headings an accordion writes as buttons: ``extract/candidates.py``) is kept. The
-figures forum software prints beside each post's author (join date, post count) go too, and so
-do the comments a question-and-answer page hangs under its question and answers
-(``extract/posts.py``). The text kept per page is chosen from the page's declared kind,
-its headline, a product's declared description and how much the candidates agree
-(``extract/choose.py``); on a page that declares itself a product, lists of customer reviews
-(dated, rated posts) are removed first (``extract/reviews.py``). When the two extractors
-disagree in markdown mode, the choice is made on trafilatura's text output, as in text mode
-(links can lead its markdown to another block). On a page that is not an article, the page's
-repeated records (a listing's items, a grid's products: ``extract/records.py``) replace that
-text when it is only a piece of them, or the whole page (the site's header before the page's
-heading, and the records with it); so they do on a page that declares itself an article but is
-a list (short linked records holding several times the words of its body, a blurb), which is
-then not read as an article. Blocks trafilatura pruned inside the text it kept are put back
-from resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
-article's body element are cut (``extract/trim.py``), and so on a page that declares no kind
-(or a discussion) but is built like one: a single ``<h1>`` and one element holding the page's
-running text. When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
-result that is empty or only repeats the title counts as no content.
+An HTML page goes through these steps; each names the module that holds its rules.
+
+- **Cleaning.** Hidden elements are removed before any extractor reads the page
+  (``extract/hidden.py``), so text a browser would never show cannot smuggle instructions in.
+  What a browser does show stays: folded panels, streamed segments, and the headings an
+  accordion writes as buttons (``extract/candidates.py``). Around a discussion's posts, the
+  figures printed beside each author (join date, post count), the signatures under each post
+  and the comments a question-and-answer page hangs under its question and answers go
+  (``extract/posts.py``). On a page that declares itself a product, lists of customer reviews
+  (dated, rated posts) go (``extract/reviews.py``).
+- **Plain articles.** A plainly built article (one element holding its paragraphs, close to its
+  headline, a quarter or more of the page's text) is read from that element
+  (``extract/article.py``).
+- **Candidates.** Other pages are read by trafilatura, resiliparse and, on pages that declare
+  no kind or a discussion, the declared main region; navigation, sidebars and footers are
+  dropped. The text kept is chosen from the page's declared kind, its headline, a product's
+  declared description and how much the candidates agree (``extract/choose.py``). When, in
+  markdown mode, the two extractors disagree or resiliparse's text looks like a superset of
+  trafilatura's, the choice is made on trafilatura's text output, as in text mode: links can
+  lead its markdown to another block, or stop it short of the end of the one it took.
+- **Records.** On a page that is not an article, the page's repeated records (a listing's
+  items, a grid's products: ``extract/records.py``) replace that text when it is only a piece
+  of them, or the whole page (the site's header before the page's heading, and the records
+  with it). So they do on a page that declares itself an article but is a list (short linked
+  records holding several times the words of its body, a blurb), which is then not read as an
+  article.
+- **Repairs.** Blocks trafilatura pruned inside the text it kept are put back from
+  resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
+  article's body element are cut (``extract/trim.py``), and so on a page that declares no
+  kind (or a discussion) but is built like one: a single ``<h1>`` and one element holding the
+  page's running text.
+- **Fallback.** When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
+  result that is empty or only repeats the title counts as no content.
 
     >>> extract_content(b'{"a":[1]}', "application/json").text
     '{\\n  "a": [\\n    1\\n  ]\\n}'
@@ -66,7 +74,11 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
-from enrichment.pipeline.extract.posts import drop_answer_comments, drop_author_stats
+from enrichment.pipeline.extract.posts import (
+    drop_answer_comments,
+    drop_author_stats,
+    drop_signatures,
+)
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
 from enrichment.pipeline.extract.reviews import drop_review_lists
@@ -309,6 +321,7 @@ def _main_content(
     mark_superscripts(tree)
     kind = hints.kind
     drop_author_stats(tree)
+    drop_signatures(tree)
     drop_answer_comments(tree)
     unwrap_heading_buttons(tree)
     if kind == "product":
@@ -389,10 +402,12 @@ def _main_content(
         seen = (first_seen, markdown_to_text(second), markdown_to_text(region))
     choice = choose_for_kind(kind, *seen, headline=hints.headline, description=hints.description)
     source = choice.source
-    if mode == "markdown" and choice.reason == "disagreement":
+    if mode == "markdown" and choice.reason in ("disagreement", "superset"):
         # With links kept, trafilatura may weigh the page's blocks otherwise and take a
-        # different one than its text output does; when the two extractors disagree, the
-        # choice is made on the text output, as the text mode makes it.
+        # different one than its text output does, or stop short of the end of the same one
+        # (resiliparse's text then passes for a superset of it); when the two extractors
+        # disagree, or one looks like a superset, the choice is made on the text output, as
+        # the text mode makes it.
         plain = _trafilatura(
             lxml.html.document_fromstring(cleaned_html, parser=_PARSER),
             kind,

@@ -50,9 +50,11 @@ def test_fade_in_wrapper_around_the_whole_page_is_read(wrapper: str) -> None:
     [f'<p style="opacity:0">{INJECTION}</p>', f'<p style="visibility:hidden">{INJECTION}</p>',
      f"<div hidden>{INJECTION}</div>", f'<p class="d-none">{INJECTION}</p>',
      f'<p style="position:absolute;top:-9999px">{INJECTION}</p>',
-     f'<p class="note Visually-Hidden">{INJECTION}</p>'],
+     f'<p class="note Visually-Hidden">{INJECTION}</p>', f'<p class="hide">{INJECTION}</p>',
+     f'<p class="banner is-hidden">{INJECTION}</p>', f'<p class="u-hidden">{INJECTION}</p>',
+     f'<p class="js-hidden">{INJECTION}</p>', f'<p class="ipsHide">{INJECTION}</p>'],
     ids=["opacity-0", "visibility-hidden", "hidden-attr", "d-none", "off-screen",
-         "class-in-capitals"],
+         "class-in-capitals", "hide", "is-hidden", "u-hidden", "js-hidden", "ipsHide"],
 )  # fmt: skip
 def test_small_hidden_block_in_a_visible_page_is_removed(hidden: str) -> None:
     text = extract_html(_page(PARAGRAPHS[:400] + hidden + PARAGRAPHS[400:])).text

@@ -321,6 +321,22 @@ def test_a_thread_loses_the_figures_beside_each_author() -> None:
         assert "Joined" not in text and "13,539" not in text
 
 
+def test_a_thread_loses_the_signature_under_each_post() -> None:
+    posts = "".join(
+        f'<article class="message"><a href="/u/{n}">poster{n}</a>'
+        f'<div class="message-content"><p>Answer {n}: the ferry leaves at noon and the '
+        f"harbour bus waits for it, so nobody needs a taxi to reach the old town.</p>"
+        f'<div class="message-signature">Rig {n}: a Z790 board with two quiet fans, and my '
+        f"motto: never sail a boat you cannot row home.</div></div></article>"
+        for n in range(5)
+    )
+    page = f"<html><body><h1>Ferry times</h1><div>{posts}</div></body></html>"
+    for mode in ("text", "markdown"):
+        text = extract_html(page, mode=mode).text
+        assert "Answer 4" in text
+        assert "Rig" not in text and "motto" not in text
+
+
 def _qa_item(item_type: str, text: str, comments: list[str]) -> str:
     listed = "".join(
         f'<li itemprop="comment" itemscope itemtype="https://schema.org/Comment">{remark}'
@@ -400,3 +416,38 @@ def test_markdown_chooses_between_disagreeing_extractors_as_the_text_mode_does(
     monkeypatch.setattr(extraction, "_trafilatura", fake_trafilatura)
     assert "Reply 11" in extract_html(page, mode="text").text
     assert "Reply 11" in extract_html(page, mode="markdown").text
+
+
+def test_markdown_weighs_a_longer_text_against_the_text_output_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With links kept, trafilatura stopped a few replies short: against that markdown, the
+    # block-level text (the thread and the forum's footer) looked like a superset, where
+    # against the text output it is the same thread with some chrome.
+    first = "Could a plain landing page on a cheap domain still sell a product in this year?"
+    replies = [
+        f"Reply {n}: a landing page alone rarely sells anything now, because paid "
+        f"traffic costs more than it did and visitors compare offers before they buy."
+        for n in range(12)
+    ]
+    footer = " ".join(
+        f"You may not post attachments in forum {n} before you sign in." for n in range(9)
+    )
+    page = (
+        '<html><head><meta property="og:type" content="article"></head><body>'
+        f"<h1>Landing pages</h1><main><div><p>{first}</p></div>"
+        + "".join(f"<div><p>{reply}</p></div>" for reply in replies)
+        + "</main></body></html>"
+    )
+
+    def fake_trafilatura(tree: object, kind: str, *, mode: str, **_: object) -> str:
+        kept = replies[:9] if mode == "markdown" else replies
+        return "\n\n".join([first, *kept])
+
+    def fake_resiliparse(html: str, *, mode: str) -> str:
+        return "\n\n".join([first, *replies, footer])
+
+    monkeypatch.setattr(extraction, "_trafilatura", fake_trafilatura)
+    monkeypatch.setattr(extraction, "resiliparse_candidate", fake_resiliparse)
+    assert "You may not post" not in extract_html(page, mode="text").text
+    assert "You may not post" not in extract_html(page, mode="markdown").text

@@ -1,0 +1,38 @@
+"""Post chrome: signatures go, what merely wraps a post stays."""
+
+from __future__ import annotations
+
+import lxml.html
+
+from enrichment.pipeline.extract.posts import SIGNATURE_MAX_WORDS, drop_signatures
+
+
+def test_every_signature_goes_whatever_the_forum_calls_it() -> None:
+    names = ("message-signature", "postsignature", "ipsEntry__signature", "signature")
+    page = lxml.html.fromstring(
+        "<div>"
+        + "".join(
+            f'<div class="post"><p>Reply {n}</p><div class="{name}">Motto {n}</div></div>'
+            for n, name in enumerate(names)
+        )
+        + "</div>"
+    )
+    drop_signatures(page)
+    text = page.text_content()
+    assert "Reply 3" in text and "Motto" not in text
+
+
+def test_a_signature_named_by_its_role_goes() -> None:
+    page = lxml.html.fromstring(
+        '<div><p>Reply</p><div data-role="memberSignature"><p>Motto</p></div></div>'
+    )
+    drop_signatures(page)
+    assert page.text_content() == "Reply"
+
+
+def test_an_element_longer_than_a_signature_stays() -> None:
+    # A "has-signature" container around a whole post is not the signature itself.
+    body = " ".join(["word"] * (SIGNATURE_MAX_WORDS + 1))
+    page = lxml.html.fromstring(f'<div><div class="has-signature"><p>{body}</p></div></div>')
+    drop_signatures(page)
+    assert page.text_content() == body
