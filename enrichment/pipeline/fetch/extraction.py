@@ -15,7 +15,10 @@ its headline, a product's declared description and how much the candidates agree
 disagree in markdown mode, the choice is made on trafilatura's text output, as in text mode
 (links can lead its markdown to another block). On a page that is not an article, the page's
 repeated records (a listing's items, a grid's products: ``extract/records.py``) replace that
-text when it is only a piece of them; so they do on a page that declares itself an article but
+text when it is only a piece of them, except on a product page whose own text trafilatura
+found (the product rule of ``choose.choose_for_kind``): same-shaped siblings there are the
+product's variations, accessories and other products, whose cards repeat the start of its
+description (which makes them look like the whole of which it is a piece); so they do on a page that declares itself an article but
 is a list (short linked records holding several times the words of its body, a blurb), which is
 then not read as an article. Blocks trafilatura pruned inside the text it kept are put back
 from resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
@@ -400,7 +403,9 @@ def _main_content(
             kind, plain, *seen[1:], headline=hints.headline, description=hints.description
         ).source
     flatten = markdown_to_text if mode == "markdown" else str
-    if records is not None:
+    # A product's own text, found (the product rule), is no piece of a listing: its page's
+    # records are other products (variations, accessories), not what it stands for.
+    if records is not None and choice.reason != "product description":
         # The extractors kept a piece of a listing (``choose.records_are_content``). On a
         # page declared an article that is a list, they may have kept another part of the
         # page (its blurb and what surrounds it): records holding more words stand for it.
