@@ -6,7 +6,9 @@ through main-content extractors (``extract/``: trafilatura, resiliparse and, on 
 declare no kind or a discussion, the declared main region; navigation, sidebars and footers are
 dropped), after hidden elements were removed (``extract/hidden.py``) so text a browser would
 never show cannot smuggle instructions in; what a browser does show (folded panels, streamed
-segments) is kept. The figures forum software prints beside each post's author (join date, post
+segments) is kept. Small forms asking for an email address (sign-ups, sign-ins, lead and
+contact forms), with their heading and pitch, go too: their labels and drop-down options are
+no part of what the page says (``extract/forms.py``). The figures forum software prints beside each post's author (join date, post
 count) go too, and so do the comments a question-and-answer page hangs under its question and
 answers (``extract/posts.py``). The text kept per page is chosen from the page's declared kind,
 its headline, a product's declared description and how much the candidates agree
@@ -54,6 +56,7 @@ from enrichment.pipeline.extract.candidates import (
     trafilatura_candidate,
 )
 from enrichment.pipeline.extract.choose import choose_for_kind, records_replace
+from enrichment.pipeline.extract.forms import drop_email_forms
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
     holds_any_lead,
@@ -493,6 +496,8 @@ def _clean_tree(
     for element in list(tree.iter(etree.Comment)):
         drop(element)
     drop_hidden(tree, keep_textless=keep_textless_hidden)
+    # Sign-up, sign-in and contact forms are no part of what the page says.
+    drop_email_forms(tree)
     return tree
 
 
