@@ -48,7 +48,8 @@ REGION_LONGER_RATIO = 1.5
 REGION_CONTAINED_SHARE = 0.6
 # On a product page, a trafilatura text of this many words already holds the name, price
 # and description; what a longer text adds is reviews, recommendations and related items.
-PRODUCT_DESCRIPTION_WORDS = 150
+# (A name, a short blurb and a list of specs run to a hundred words or so.)
+PRODUCT_DESCRIPTION_WORDS = 100
 # ...when it holds at least this share of the description the page declares (if any).
 DESCRIPTION_HELD_SHARE = 0.5
 # The repeated records (``extract/records.py``) replace the chosen text when they are at least
@@ -134,7 +135,8 @@ def choose_for_kind(
     """The pick for a page of this declared kind (see ``signals.page_kind``).
 
     On a product page a trafilatura text of PRODUCT_DESCRIPTION_WORDS words stands: the
-    blocks a longer text adds are reviews and other products. Articles are pages whose
+    blocks a longer text adds are reviews and other products (and the page's repeated
+    records, the other products' cards, do not replace it either). Articles are pages whose
     content one extractor or the other finds as a whole, so the agreement rule above
     decides (a resiliparse text several times longer than a substantial trafilatura text
     holds the page around the article). On a discussion the text that keeps

@@ -9,7 +9,9 @@ An HTML page goes through these steps; each names the module that holds its rule
   figures printed beside each author (join date, post count), the signatures under each post
   and the comments a question-and-answer page hangs under its question and answers go
   (``extract/posts.py``). On a page that declares itself a product, lists of customer reviews
-  (dated, rated posts) go (``extract/reviews.py``).
+  (dated, rated posts) go (``extract/reviews.py``). Small forms asking for an email address
+  (sign-ups, sign-ins, lead and contact forms) go with their heading and pitch: their labels
+  and drop-down options are no part of what the page says (``extract/forms.py``).
 - **Plain articles.** A plainly built article (one element holding its paragraphs, close to its
   headline, a quarter or more of the page's text) is read from that element
   (``extract/article.py``).
@@ -22,10 +24,12 @@ An HTML page goes through these steps; each names the module that holds its rule
   lead its markdown to another block, or stop it short of the end of the one it took.
 - **Records.** On a page that is not an article, the page's repeated records (a listing's
   items, a grid's products: ``extract/records.py``) replace that text when it is only a piece
-  of them, or the whole page (the site's header before the page's heading, and the records
-  with it). So they do on a page that declares itself an article but is a list (short linked
-  records holding several times the words of its body, a blurb), which is then not read as an
-  article.
+  of them, or the whole page (the site's header before the page's heading, and the records with
+  it); not on a product page whose own text trafilatura found (the product rule of
+  ``choose.choose_for_kind``), where same-shaped siblings are the product's variations,
+  accessories and other products, whose cards repeat the start of its description. So they do
+  on a page that declares itself an article but is a list (short linked records holding several
+  times the words of its body, a blurb), which is then not read as an article.
 - **Repairs.** Blocks trafilatura pruned inside the text it kept are put back from
   resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
   article's body element are cut (``extract/trim.py``), and so on a page that declares no
@@ -62,6 +66,7 @@ from enrichment.pipeline.extract.candidates import (
     unwrap_heading_buttons,
 )
 from enrichment.pipeline.extract.choose import choose_for_kind, records_replace
+from enrichment.pipeline.extract.forms import drop_email_forms
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
     holds_any_lead,
@@ -419,7 +424,9 @@ def _main_content(
             kind, plain, *seen[1:], headline=hints.headline, description=hints.description
         ).source
     flatten = markdown_to_text if mode == "markdown" else str
-    if records is not None:
+    # A product's own text, found (the product rule), is no piece of a listing: its page's
+    # records are other products (variations, accessories), not what it stands for.
+    if records is not None and choice.reason != "product description":
         # The extractors kept a piece of a listing (``choose.records_are_content``). On a
         # page declared an article that is a list, they may have kept another part of the
         # page (its blurb and what surrounds it): records holding more words stand for it.
@@ -511,6 +518,8 @@ def _clean_tree(
     for element in list(tree.iter(etree.Comment)):
         drop(element)
     drop_hidden(tree, keep_textless=keep_textless_hidden)
+    # Sign-up, sign-in and contact forms are no part of what the page says.
+    drop_email_forms(tree)
     return tree
 
 

@@ -202,6 +202,45 @@ def test_page_wrapped_in_one_form_is_read_and_its_fields_are_not(mode: str) -> N
     assert "cranes" not in text and "Deutsch" not in text
 
 
+_SIGN_UP = (
+    "<section class='newsletter'><h3>Join our newsletter</h3><p>Be the first to hear about "
+    "new ferries and timetable changes.</p><form><label>Email address</label>"
+    "<input type='email' name='contact[email]'><button>Subscribe</button></form></section>"
+)
+_JOB_TITLES = ["Owner", "President", "Chief Financial Officer", "Controller", "Office Manager"]
+_LEAD_FORM = (
+    "<div class='ebook'><p>Fill out the form to get a copy of our harbour guide.</p><form>"
+    "<label>First name*</label><input name='first'><label>Work email*</label>"
+    "<input name='input_EMAIL'><select name='title'>"
+    + "".join(f"<option>{title} {n}</option>" for n in range(20) for title in _JOB_TITLES)
+    + "</select><button>Download</button></form></div>"
+)
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_sign_up_and_lead_forms_asking_for_an_email_go_with_their_pitch(mode: str) -> None:
+    html = (
+        "<html><head><title>Harbour works</title></head><body><main><h1>Harbour works</h1>"
+        f"{PARAGRAPHS[: len(PARAGRAPHS) // 2]}{_LEAD_FORM}{PARAGRAPHS[len(PARAGRAPHS) // 2 :]}"
+        f"</main>{_SIGN_UP}<footer><p>Harbour Authority</p></footer></body></html>"
+    )
+    text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+    for gone in ("newsletter", "first to hear", "Email address", "harbour guide", "Controller"):
+        assert gone not in text
+
+
+def test_page_wrapped_in_one_form_with_an_email_field_is_still_read() -> None:
+    # Some frameworks wrap the whole page, its search and sign-up boxes too, in one form.
+    html = (
+        "<html><head><title>Harbour works</title></head><body><form id='page'>"
+        "<input type='email' name='newsletter'><button>Subscribe</button>"
+        f"<h1>Harbour works</h1>{PARAGRAPHS}</form></body></html>"
+    )
+    text = extract_html(html).text
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+
+
 # Attribute values that hide an element, nearly hide it, or only look like they might.
 _CLASS_LISTS = ["", "card", "HIDDEN", "Sr-Only x", "hidden md:block", "d-none d-md-block",
                 "overflow-hidden", "invisible", "x Visually-Hidden", "screen-reader-only"]  # fmt: skip

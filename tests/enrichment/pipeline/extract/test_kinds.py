@@ -308,6 +308,14 @@ def test_product_description_stands_beside_a_longer_text_with_reviews() -> None:
     assert choose_for_kind("other", description, with_reviews, "").source == "resiliparse"
 
 
+def test_a_product_name_blurb_and_spec_list_stand_beside_a_longer_text() -> None:
+    # A hundred-odd words: a name, a short blurb and a list of specs, not a buy box alone.
+    specs = _words("spec", 110)
+    with_carousels = specs + " " + _words("accessory", 300)
+    choice = choose_for_kind("product", specs, with_carousels, with_carousels)
+    assert (choice.source, choice.reason) == ("trafilatura", "product description")
+
+
 def test_short_product_text_still_gives_way_to_a_fuller_one() -> None:
     name_and_price = _words("buy", 40)
     full = name_and_price + " " + _words("about", 120)

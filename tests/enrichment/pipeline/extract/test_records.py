@@ -311,3 +311,45 @@ def test_records_replace_a_text_that_kept_the_whole_page_header_and_all() -> Non
     assert not records_replace(
         found.items + " More.", found.items, listing=False, bare=False, header=header
     )
+
+
+_PACK_SPECS = [
+    ("Volume", "28 litres"), ("Weight", "1.1 kg"), ("Shell", "recycled nylon ripstop"),
+    ("Back panel", "ventilated mesh"), ("Hip belt", "padded, removable"),
+    ("Hydration", "sleeve for a three litre bladder"), ("Warranty", "five years"),
+]  # fmt: skip
+_PACK = (
+    "A day pack for long trail days with a ventilated back panel, a padded hip belt and a "
+    "sleeve for a three litre hydration bladder. The recycled nylon shell sheds light rain "
+    "and the lid pocket keeps a map within reach."
+)
+
+
+def _product_with_variations() -> str:
+    """A product's name, price, blurb and specs, then its other colours' priced cards.
+
+    Each card repeats the start of the blurb: the cards hold a piece of the product's text
+    and much it lacks, as a listing holds the piece of it the extractors kept.
+    """
+    specs = "".join(f"<li>{name}: {value}</li>" for name, value in _PACK_SPECS)
+    teaser = " ".join(_PACK.split()[:30])
+    cards = "".join(
+        f'<li class="variant"><a href="/p/{i}">Alder Trail Backpack 28 L in {colour}</a>'
+        f"<p>{teaser}...</p><span>${120 + i}.00</span></li>"
+        for i, colour in enumerate(["Moss", "Slate", "Rust", "Sand", "Night", "Glacier"])
+    )
+    return (
+        "<!doctype html><html><head><title>Alder Trail Backpack 28 L</title>"
+        '<meta property="og:type" content="product"></head><body><main><div class="product">'
+        '<h1>Alder Trail Backpack 28 L</h1><p class="price">$129.00</p>'
+        f"<div><p>{_PACK}</p><p>{_PACK.replace('day pack', 'pack')}</p><ul>{specs}</ul></div>"
+        f'</div></main><div class="variations"><h2>Other colours</h2><ul>{cards}</ul></div>'
+        "<footer><p>© 2026 Example Ltd · Privacy · Terms</p></footer></body></html>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_product_page_keeps_its_own_text_not_its_variations_cards(mode: str) -> None:
+    result = extract_html(_product_with_variations(), mode=mode)  # type: ignore[arg-type]
+    assert "Warranty: five years" in result.text and "$129.00" in result.text
+    assert "Glacier" not in result.text and "$125.00" not in result.text
