@@ -22,12 +22,7 @@ schema.org microdata: a ``Comment`` item nested in a ``Question`` or ``Answer`` 
 discussion the replies are content: a ``Comment`` in a ``DiscussionForumPosting`` (or in no
 typed item) stays.
 
-    >>> page = lxml.html.fromstring(
-    ...     '<div><b>ann</b><dl class="message-userExtras">Messages 13,539</dl><p>Hi</p></div>'
-    ... )
-    >>> drop_author_stats(page)
-    >>> page.text_content()
-    'annHi'
+``drop_post_extras`` removes all three.
 """
 
 from __future__ import annotations
@@ -40,14 +35,13 @@ from lxml import etree
 
 from enrichment.pipeline.extract.hidden import drop
 
-# A class token naming a post author's statistics (see the module docstring).
+# A class token naming a post author's statistics, and one naming a post's signature (class or
+# ``data-role``), and the most words a signature holds (see the module docstring).
 _AUTHOR_STATS = re.compile(r"(?:user|author|member|poster)\w*?[-_]?(?:extras?|stats)$")
-_WITH_CLASS = etree.XPath("//*[@class]")
-# Elements that name their part of the page, by class or by the role scripts look them up by.
-_WITH_CLASS_OR_ROLE = etree.XPath("//*[@class or @data-role]")
-# A class token naming a post's signature, and the most words one holds (see the docstring).
 _SIGNATURE = re.compile(r"signature$")
 SIGNATURE_MAX_WORDS = 150
+# Elements that name their part of the page, by class or by the role scripts look them up by.
+_NAMED = etree.XPath("//*[@class or @data-role]")
 _WORD = re.compile(r"\w+")
 # schema.org items: their type is the last segment of the ``itemtype`` URL.
 _TYPED_ITEMS = etree.XPath("//*[@itemscope][@itemtype]")
@@ -55,40 +49,47 @@ _TYPED_ITEMS = etree.XPath("//*[@itemscope][@itemtype]")
 _QUESTION_TYPES = frozenset(("question", "answer"))
 
 
-def drop_author_stats(tree: lxml.html.HtmlElement) -> None:
-    """Remove every element whose class names a post author's statistics."""
-    doomed = [
-        element
-        for element in _WITH_CLASS(tree)
-        if any(_AUTHOR_STATS.search(token) for token in element.get("class", "").lower().split())
-    ]
-    for element in doomed:
-        drop(element)
-
-
-def drop_signatures(tree: lxml.html.HtmlElement) -> None:
-    """Remove every element whose class names a post's signature (see the module docstring).
+def drop_post_extras(tree: lxml.html.HtmlElement) -> None:
+    """Remove author statistics cards, signatures and a Q&A page's comments (in place).
 
     >>> page = lxml.html.fromstring(
-    ...     '<div><p>Use tar.</p><div class="message-signature">My rig: a Z790</div></div>'
+    ...     '<div><b>ann</b><dl class="message-userExtras">Messages 13,539</dl><p>Use tar.</p>'
+    ...     '<div class="message-signature">My rig: a Z790</div></div>'
     ... )
-    >>> drop_signatures(page)
+    >>> drop_post_extras(page)
     >>> page.text_content()
-    'Use tar.'
+    'annUse tar.'
     """
-    doomed = [
-        element
-        for element in _WITH_CLASS_OR_ROLE(tree)
-        if any(_SIGNATURE.search(token) for token in _names(element))
-        and not _longer_than(element, SIGNATURE_MAX_WORDS)
-    ]
-    for element in doomed:
+    for element in _named_extras(tree):
         drop(element)
+    drop_answer_comments(tree)
 
 
-def _names(element: lxml.html.HtmlElement) -> list[str]:
-    """The lower-cased class tokens and ``data-role`` value of ``element``."""
-    return f"{element.get('class', '')} {element.get('data-role', '')}".lower().split()
+def _named_extras(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The statistics cards and signatures, found in one walk over the named elements.
+
+    A page repeats its class lists many times over: each is judged once.
+    """
+    judged: dict[tuple[str, str], bool] = {}
+    found = []
+    for element in _NAMED(tree):
+        names = (element.get("class", ""), element.get("data-role", ""))
+        extra = judged.get(names)
+        if extra is None:
+            extra = judged[names] = _names_extra(*names)
+        if extra and not (_is_signature(names) and _longer_than(element, SIGNATURE_MAX_WORDS)):
+            found.append(element)
+    return found
+
+
+def _names_extra(classes: str, role: str) -> bool:
+    """Whether a class list (or ``data-role``) names a statistics card or a signature."""
+    tokens = classes.lower().split()
+    return any(_AUTHOR_STATS.search(token) for token in tokens) or _is_signature((classes, role))
+
+
+def _is_signature(names: tuple[str, str]) -> bool:
+    return any(_SIGNATURE.search(token) for token in " ".join(names).lower().split())
 
 
 def _longer_than(element: lxml.html.HtmlElement, words: int) -> bool:

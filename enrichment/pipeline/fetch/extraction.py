@@ -79,11 +79,7 @@ from enrichment.pipeline.extract.markdown import (
     unescape_word_underscores,
     unwrap_card_links,
 )
-from enrichment.pipeline.extract.posts import (
-    drop_answer_comments,
-    drop_author_stats,
-    drop_signatures,
-)
+from enrichment.pipeline.extract.posts import drop_post_extras
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
 from enrichment.pipeline.extract.reviews import drop_review_lists
@@ -325,9 +321,7 @@ def _main_content(
         _drop_empty_links(tree)
     mark_superscripts(tree)
     kind = hints.kind
-    drop_author_stats(tree)
-    drop_signatures(tree)
-    drop_answer_comments(tree)
+    drop_post_extras(tree)
     unwrap_heading_buttons(tree)
     if kind == "product":
         # Buyers' reviews are not the product's own text (``extract/reviews.py``).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import lxml.html
 
-from enrichment.pipeline.extract.posts import SIGNATURE_MAX_WORDS, drop_signatures
+from enrichment.pipeline.extract.posts import SIGNATURE_MAX_WORDS, drop_post_extras
 
 
 def test_every_signature_goes_whatever_the_forum_calls_it() -> None:
@@ -17,7 +17,7 @@ def test_every_signature_goes_whatever_the_forum_calls_it() -> None:
         )
         + "</div>"
     )
-    drop_signatures(page)
+    drop_post_extras(page)
     text = page.text_content()
     assert "Reply 3" in text and "Motto" not in text
 
@@ -26,7 +26,7 @@ def test_a_signature_named_by_its_role_goes() -> None:
     page = lxml.html.fromstring(
         '<div><p>Reply</p><div data-role="memberSignature"><p>Motto</p></div></div>'
     )
-    drop_signatures(page)
+    drop_post_extras(page)
     assert page.text_content() == "Reply"
 
 
@@ -34,5 +34,5 @@ def test_an_element_longer_than_a_signature_stays() -> None:
     # A "has-signature" container around a whole post is not the signature itself.
     body = " ".join(["word"] * (SIGNATURE_MAX_WORDS + 1))
     page = lxml.html.fromstring(f'<div><div class="has-signature"><p>{body}</p></div></div>')
-    drop_signatures(page)
+    drop_post_extras(page)
     assert page.text_content() == body
