@@ -3,7 +3,7 @@
 Most article pages hold their story in one element of paragraphs (``trim.body_element``)
 with no rival block of running text beside it. There, the body element's own text already is
 the article: writing it out (headings, lists, code, tables, emphasis and links kept in
-markdown) costs a few milliseconds, where trafilatura, resiliparse and the choice between
+markdown; an ordered list's numbers in text too) costs a few milliseconds, where trafilatura, resiliparse and the choice between
 them cost some twenty-five. ``article_text`` gives that text when the page is plain enough
 to trust it, and None otherwise, so the caller runs the extractors:
 

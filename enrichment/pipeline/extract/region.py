@@ -47,6 +47,8 @@ _BLOCKS = frozenset(
     + ("figcaption", "header", "hgroup", "li", "main", "ol", "p", "section", "summary", "ul")
     + ("table", "tbody", "thead", "tfoot", "tr", "caption", "fieldset", "picture", "body")
 )
+# The marker of an item of an unordered list (markdown); an ordered list's items are numbered.
+BULLET = "- "
 _MAINS = etree.XPath("//main | //*[@role='main']")
 _ARTICLES = etree.XPath("//article[not(ancestor::article)]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
@@ -118,6 +120,18 @@ def write_blocks(
     return writer.result()
 
 
+def _list_start(element: etree._Element) -> int:
+    """The number of an ordered list's first item: its ``start``, else 1 (as a browser)."""
+    start = (element.get("start") or "").strip()
+    return int(start) if start.lstrip("-").isdigit() else 1
+
+
+def _item_number(item: etree._Element, number: int) -> int:
+    """An item's number: its own ``value`` when it sets one (the next go on from it)."""
+    value = (item.get("value") or "").strip()
+    return int(value) if value.lstrip("-").isdigit() else number
+
+
 def _outermost(elements: list[etree._Element]) -> list[etree._Element]:
     chosen = set(elements)
     return [
@@ -154,7 +168,10 @@ class BlockWriter:
     """Walks a subtree once and writes blocks (paragraphs, headings, items, code, rows).
 
     Shared by the main region and the repeated records (``extract/records.py``), which
-    write with ``fields``: sibling elements that touch are written a space apart.
+    write with ``fields``: sibling elements that touch are written a space apart. An ordered
+    list's items are numbered as a browser numbers them (from its ``start``, or an item's
+    ``value``); the text written as prose (an article's, ``write_blocks``) keeps those
+    numbers, which the text refers to ("repeat step 3").
     """
 
     def __init__(
@@ -225,9 +242,12 @@ class BlockWriter:
         elif tag in ("ul", "ol"):
             self.flush()
             self.list_depth += 1
-            for index, child in enumerate(element, start=1):
+            number = _list_start(element)
+            for child in element:
                 if isinstance(child.tag, str) and child.tag.lower() == "li":
-                    self.item(child, f"{index}. " if tag == "ol" else "- ")
+                    number = _item_number(child, number)
+                    self.item(child, f"{number}. " if tag == "ol" else BULLET)
+                    number += 1
                 else:
                     self.block(child)
             self.list_depth -= 1
@@ -242,8 +262,13 @@ class BlockWriter:
             self.inline(element)
 
     def item(self, element: etree._Element, marker: str) -> None:
+        """A list item behind its marker: in markdown always; in prose text, an ordered
+        list's number, which a browser shows and the text refers to ("repeat step 3")."""
         self.flush()
-        self.prefix = "  " * (self.list_depth - 1) + marker if self.markdown else ""
+        if self.markdown:
+            self.prefix = "  " * (self.list_depth - 1) + marker
+        else:
+            self.prefix = marker if self.prose and marker != BULLET else ""
         self.mixed(element)
         self.flush()
         self.prefix = ""

@@ -189,3 +189,20 @@ def test_a_list_of_links_to_other_pages_within_the_story_is_kept(mode: str) -> N
     assert "Ring road" in result.text and "North ferry" in result.text
     assert "Drivers" not in result.text  # the in-page contents go ("for drivers" stays)
     assert "Other story number" not in result.text  # the list after the story still goes
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_an_ordered_list_keeps_its_numbers_as_a_browser_shows_them(mode: str) -> None:
+    steps = (
+        "<ol start='3'><li>Park at the quay</li><!-- note --><li>Walk to the ferry</li>"
+        "<li value='7'>Buy a ticket</li><li>Cross the harbour</li></ol>"
+    )
+    page = _story().replace("<h2>What changes", f"{steps}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    lines = result.text.splitlines()
+    for line in ("3. Park at the quay", "4. Walk to the ferry", "7. Buy a ticket"):
+        assert line in lines
+    assert "8. Cross the harbour" in lines
+    # An unordered list's items have no marker in text (a bullet is not a word).
+    assert ("- Buses take the ring road" in lines) == (mode == "markdown")
