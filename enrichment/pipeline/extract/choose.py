@@ -54,7 +54,8 @@ PRODUCT_DESCRIPTION_WORDS = 100
 DESCRIPTION_HELD_SHARE = 0.5
 # The repeated records (``extract/records.py``) replace the chosen text when they are at least
 # as long, hold at least RECORDS_HOLD_SHARE of it, and it holds less than RECORDS_KEPT_SHARE
-# of them: the extractor kept a piece of the listing.
+# of them (or is shorter than TOO_SHORT_WORDS and they longer): the extractor kept a piece of
+# the listing.
 RECORDS_HOLD_SHARE = 0.2
 RECORDS_KEPT_SHARE = 0.5
 # A chosen text holding at least HEADER_KEPT_SHARE of the words before the page's heading (at
@@ -201,7 +202,9 @@ def records_are_content(chosen: str, records: str) -> bool:
     resiliparse drops them as navigation: the chosen text is then a piece of the records,
     which hold part of it and much it lacks. Records that share nothing with the chosen text
     are beside the content (comments, a brand list, related products); records the chosen
-    text already holds for the most part add nothing.
+    text already holds for the most part add nothing, unless it has fewer than
+    TOO_SHORT_WORDS words: on a short grid, a few of its cards already hold half of its
+    4-grams, and the records still add the rest.
 
         >>> items = " ".join(f"item{n} costs {n} euros today" for n in range(40))
         >>> records_are_content(items[:200], items)
@@ -216,7 +219,12 @@ def records_are_content(chosen: str, records: str) -> bool:
     if not base or not rows:
         return False
     shared = len(base & rows)
-    return shared >= RECORDS_HOLD_SHARE * len(base) and shared < RECORDS_KEPT_SHARE * len(rows)
+    if shared < RECORDS_HOLD_SHARE * len(base):
+        return False
+    # Next to nothing chosen (a card or two of a short grid) is a piece of the records however
+    # much of them it repeats: the records are more of the same list.
+    nearly_nothing = records_words > word_count(chosen) and word_count(chosen) < TOO_SHORT_WORDS
+    return nearly_nothing or shared < RECORDS_KEPT_SHARE * len(rows)
 
 
 def records_replace(

@@ -84,6 +84,14 @@ def test_a_table_row_record_keeps_its_cells_apart() -> None:
     assert records is not None and f"1\n{RESULTS[0][0]}\n{RESULTS[0][1]}" in records.page
 
 
+def test_records_replace_a_short_text_that_kept_most_of_a_short_grid() -> None:
+    cards = [f"Velvet cushion {n} in moss green, linen back, {n}0 euros" for n in range(1, 5)]
+    records = "\n\n".join(cards)
+    kept = "\n".join(cards[:3])  # under TOO_SHORT_WORDS, yet most of the records' 4-grams
+    assert records_are_content(kept, records)
+    assert not records_are_content("\n".join([*cards[:3]] * 2), records)  # not short
+
+
 def test_a_menu_of_short_entries_is_no_records() -> None:
     tree = lxml.html.document_fromstring(f"<html><body><ul>{MENU}</ul></body></html>")
     assert records_candidate(tree, mode="text") is None
