@@ -65,7 +65,7 @@ from enrichment.pipeline.extract.candidates import (
     trafilatura_candidate,
     unwrap_heading_buttons,
 )
-from enrichment.pipeline.extract.choose import choose_for_kind, records_replace
+from enrichment.pipeline.extract.choose import Choice, choose_for_kind, records_replace
 from enrichment.pipeline.extract.forms import drop_email_forms
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
@@ -317,15 +317,8 @@ def _main_content(
 ) -> tuple[Extractor, str]:
     if tree is None:
         return "trafilatura", ""
-    if mode == "markdown":
-        _drop_empty_links(tree)
-    mark_superscripts(tree)
     kind = hints.kind
-    drop_post_extras(tree)
-    unwrap_heading_buttons(tree)
-    if kind == "product":
-        # Buyers' reviews are not the product's own text (``extract/reviews.py``).
-        drop_review_lists(tree)
+    _prepare(tree, kind, mode=mode)
     # The element holding the page's running text, if one does with no rival block of
     # paragraphs. Not on a product page, whose facts are spread over many small blocks.
     found = body_element(tree) if kind != "product" else None
@@ -399,24 +392,8 @@ def _main_content(
     seen = (first_seen, second, region)
     if mode == "markdown":
         seen = (first_seen, markdown_to_text(second), markdown_to_text(region))
-    choice = choose_for_kind(kind, *seen, headline=hints.headline, description=hints.description)
+    choice = _choose(seen, hints, mode=mode, cleaned_html=cleaned_html, spaces=spaces)
     source = choice.source
-    if mode == "markdown" and choice.reason in ("disagreement", "superset"):
-        # With links kept, trafilatura may weigh the page's blocks otherwise and take a
-        # different one than its text output does, or stop short of the end of the same one
-        # (resiliparse's text then passes for a superset of it); when the two extractors
-        # disagree, or one looks like a superset, the choice is made on the text output, as
-        # the text mode makes it.
-        plain = _trafilatura(
-            lxml.html.document_fromstring(cleaned_html, parser=_PARSER),
-            kind,
-            mode="text",
-            base_url=base_url,
-            spaces=spaces,
-        )
-        source = choose_for_kind(
-            kind, plain, *seen[1:], headline=hints.headline, description=hints.description
-        ).source
     flatten = markdown_to_text if mode == "markdown" else str
     # A product's own text, found (the product rule), is no piece of a listing: its page's
     # records are other products (variations, accessories), not what it stands for.
@@ -446,6 +423,49 @@ def _main_content(
         # which the chooser has weighed already (``choose._with_post_headers``).
         first = fill_gaps(first, second, seen=seen[0]) or first
     return "trafilatura", trim_after_body(first, body, flatten=flatten)
+
+
+def _prepare(tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode) -> None:
+    """Take out what is around the content on any page of this kind, before any extractor.
+
+    Empty links go in markdown mode (``_drop_empty_links``); superscripts are marked so
+    their numbers keep apart from the word before (``extract/spacing.py``); what forum
+    software prints around each post goes (``extract/posts.py``); headings written as
+    buttons become text (``extract/candidates.py``); on a product page, buyers' reviews go
+    (``extract/reviews.py``).
+    """
+    if mode == "markdown":
+        _drop_empty_links(tree)
+    mark_superscripts(tree)
+    drop_post_extras(tree)
+    unwrap_heading_buttons(tree)
+    if kind == "product":
+        drop_review_lists(tree)
+
+
+def _choose(
+    seen: tuple[str, str, str],
+    hints: _Hints,
+    *,
+    mode: ExtractMode,
+    cleaned_html: str,
+    spaces: bool,
+) -> Choice:
+    """Which of trafilatura's, resiliparse's and the region's texts (``seen``) to keep.
+
+    With links kept, trafilatura may weigh the page's blocks otherwise and take a different
+    one than its text output does, or stop short of the end of the same one (resiliparse's
+    text then passes for a superset of it). So in markdown mode, when the two extractors
+    disagree or one looks like a superset, the choice is made again on trafilatura's text
+    output of the page, as the text mode makes it.
+    """
+    kind, headline, description = hints.kind, hints.headline, hints.description
+    choice = choose_for_kind(kind, *seen, headline=headline, description=description)
+    if mode == "text" or choice.reason not in ("disagreement", "superset"):
+        return choice
+    tree = lxml.html.document_fromstring(cleaned_html, parser=_PARSER)
+    plain = _trafilatura(tree, kind, mode="text", base_url=None, spaces=spaces)
+    return choose_for_kind(kind, plain, *seen[1:], headline=headline, description=description)
 
 
 def _trafilatura(
