@@ -1,11 +1,11 @@
 """An article's text read straight from its body element, when the page is plainly built.
 
-Most article pages hold their story in one element of paragraphs (``trim.body_element``)
-with no rival block of running text beside it. There, the body element's own text already is
-the article: writing it out (headings, lists, code, tables, emphasis and links kept in
-markdown; an ordered list's numbers in text too) costs a few milliseconds, where trafilatura, resiliparse and the choice between
-them cost some twenty-five. ``article_text`` gives that text when the page is plain enough
-to trust it, and None otherwise, so the caller runs the extractors:
+Most article pages hold their story in one element of paragraphs (``trim.body_element``) with
+no rival block of running text beside it. There, the body element's own text already is the
+article: writing it out (headings, lists, code, tables, emphasis and links kept in markdown; an
+ordered list's numbers in text too) costs a few milliseconds, where trafilatura, resiliparse
+and the choice between them cost some twenty-five. ``article_text`` gives that text when the
+page is plain enough to trust it, and None otherwise, so the caller runs the extractors:
 
 - the body's paragraphs hold at least ``min_words`` words (a short body is an author box
   or a caption, and the story is elsewhere: in ``<div>`` lines or a list of posts);
@@ -22,16 +22,16 @@ to trust it, and None otherwise, so the caller runs the extractors:
 
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
-(product cards, "Read more"; a list of links to other pages is kept, a list of in-page links
-is not), and the page's chrome (navigation, forms, buttons). The lead is
-often set apart between the headline and the body: the paragraphs of running text found there
-(LEAD_WORDS words or more, few of them links) are put first; bylines, dates and captions
-there are short and stay out. Within the body, the captions of photos (``<figcaption>`` of a
-figure showing a picture, not code or a table) describe or credit what a reader of the text
-cannot see, and are left out too; so are blocks the page's markup names as set beside the
-story (ASIDE_NAMES: an author box, related posts, a newsletter form, ratings and comments,
-a disclaimer, sharing buttons, a table of contents). An ``<aside>`` of running text within the body, which elsewhere on a page is
-a sidebar, is a box of the story (a note set apart) and is read.
+(product cards, "Read more"; a list of links to other pages is kept, a list of in-page links is
+not), and the page's chrome (navigation, forms, buttons). The lead is often set apart between
+the headline and the body: the paragraphs of running text found there (LEAD_WORDS words or
+more, few of them links) are put first; bylines, dates and captions there are short and stay
+out. Within the body, the captions of photos (``<figcaption>`` of a figure showing a picture,
+not code or a table) describe or credit what a reader of the text cannot see, and are left out
+too; so are blocks the page's markup names as set beside the story (ASIDE_NAMES: an author box,
+related posts, a newsletter form, ratings and comments, a disclaimer, sharing buttons, a table
+of contents). An ``<aside>`` of running text within the body, which elsewhere on a page is a
+sidebar, is a box of the story (a note set apart) and is read.
 
     >>> import lxml.html
     >>> from enrichment.pipeline.extract.trim import body_element

@@ -8,13 +8,13 @@ every budget range) and a line or two of pitch and consent text around it. None 
 what the page says, and the block-level extractors keep it whole: a lead form's option list
 can outweigh a short page's text.
 
-A form holding an email field (``type="email"``, or a field named or auto-filled as an
-email) of at most MAX_FORM_WORDS words besides its drop-downs' options is removed before any extractor reads the page, with
-the blocks around it as long as each adds at most PITCH_WORDS words of its own (the sign-up's
-heading and pitch). The climb stops below ``<main>``, ``<article>`` and ``<body>``, and below
-a block holding the page's ``<h1>`` (a product's short blurb beside its back-in-stock alert is
-the page's own text, not the alert's pitch). A larger
-form is a page built inside one (some frameworks wrap every page in a ``<form>``) and stays.
+A form holding an email field (``type="email"``, or a field named or auto-filled as an email)
+of at most MAX_FORM_WORDS words besides its drop-downs' options is removed before any extractor
+reads the page, with the blocks around it as long as each adds at most PITCH_WORDS words of its
+own (the sign-up's heading and pitch). The climb stops below ``<main>``, ``<article>`` and
+``<body>``, and below a block holding the page's ``<h1>`` (a product's short blurb beside its
+back-in-stock alert is the page's own text, not the alert's pitch). A larger form is a page
+built inside one (some frameworks wrap every page in a ``<form>``) and stays.
 
     >>> page = lxml.html.document_fromstring(
     ...     "<body><main><p>Brass desk lamp with a weighted base.</p></main>"
