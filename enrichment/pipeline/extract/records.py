@@ -5,17 +5,16 @@ elements of one structure (same tag, same first class), each holding a title and
 trafilatura keeps one or a few of them (or a table of them run together), resiliparse drops
 them as link-dense navigation. This candidate finds the container whose same-shaped children
 (at least MIN_RECORDS, of MIN_RECORD_WORDS words on average: not a menu) hold the most words,
-and writes the page's ``<h1>`` with the blocks between it and the container (its intro; a
-menu of categories or filters there leads elsewhere and is left out), then the container child
-by child, each record one block: its title line (a heading in markdown, links kept), then its
+and writes the page's ``<h1>`` with the blocks between it and the container (its intro; a menu
+of categories or filters there leads elsewhere and is left out), then the container child by
+child, each record one block: its title line (a heading in markdown, links kept), then its
 other lines. What says the same words in nearly every record as a control of its own (a rating
 widget, "Rate this", an in-page "Back to top" link) is the records' template, not their data,
-and is left out too. A record's fields are often sibling elements
-with nothing between them (a brand and a name, a year and a running time), set apart by the
-page's style: they are written a space apart, not run into one word.
-``choose.records_are_content`` decides, on the records alone, when this replaces the chosen
-text; the words before the page's heading (its header) tell a chosen text that kept the whole
-page (``choose.records_replace``).
+and is left out too. A record's fields are often sibling elements with nothing between them (a
+brand and a name, a year and a running time), set apart by the page's style: they are written a
+space apart, not run into one word. ``choose.records_are_content`` decides, on the records
+alone, when this replaces the chosen text; the words before the page's heading (its header)
+tell a chosen text that kept the whole page (``choose.records_replace``).
 
     >>> cards = "".join(
     ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
