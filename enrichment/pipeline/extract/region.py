@@ -49,6 +49,9 @@ _BLOCKS = frozenset(
 )
 # The marker of an item of an unordered list (markdown); an ordered list's items are numbered.
 BULLET = "- "
+# An ordered list's ``start`` or an item's ``value``: a whole number of at most this many digits.
+MAX_NUMBER_DIGITS = 9
+_WHOLE_NUMBER = re.compile(rf"-?[0-9]{{1,{MAX_NUMBER_DIGITS}}}")
 _MAINS = etree.XPath("//main | //*[@role='main']")
 _ARTICLES = etree.XPath("//article[not(ancestor::article)]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
@@ -122,14 +125,23 @@ def write_blocks(
 
 def _list_start(element: etree._Element) -> int:
     """The number of an ordered list's first item: its ``start``, else 1 (as a browser)."""
-    start = (element.get("start") or "").strip()
-    return int(start) if start.lstrip("-").isdigit() else 1
+    return _number(element.get("start"), 1)
 
 
 def _item_number(item: etree._Element, number: int) -> int:
     """An item's number: its own ``value`` when it sets one (the next go on from it)."""
-    value = (item.get("value") or "").strip()
-    return int(value) if value.lstrip("-").isdigit() else number
+    return _number(item.get("value"), number)
+
+
+def _number(value: str | None, default: int) -> int:
+    """An attribute's whole number, or ``default`` when it holds none.
+
+    Only ASCII digits count, and at most MAX_NUMBER_DIGITS of them: ``int`` reads other
+    scripts' digits but not superscripts (``"²"`` is a digit to ``str.isdigit``), and
+    refuses thousands of digits; a page's attribute must not fail the extraction.
+    """
+    match = _WHOLE_NUMBER.fullmatch((value or "").strip())
+    return int(match.group()) if match else default
 
 
 def _outermost(elements: list[etree._Element]) -> list[etree._Element]:

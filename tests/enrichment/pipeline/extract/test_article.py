@@ -206,3 +206,13 @@ def test_an_ordered_list_keeps_its_numbers_as_a_browser_shows_them(mode: str) ->
     assert "8. Cross the harbour" in lines
     # An unordered list's items have no marker in text (a bullet is not a word).
     assert ("- Buses take the ring road" in lines) == (mode == "markdown")
+
+
+@pytest.mark.parametrize("start", ["²", "٣", "1" * 5000, "3.5", "-", ""])
+def test_a_list_number_no_browser_would_read_counts_from_one(start: str) -> None:
+    # A superscript digit, another script's digit, thousands of digits: a hostile page's
+    # attribute must not fail the extraction (int() refuses the first and the third).
+    steps = f"<ol start='{start}'><li>Park at the quay</li><li value='{start}'>Walk</li></ol>"
+    page = _story().replace("<h2>What changes", f"{steps}<h2>What changes")
+    lines = extract_html(page, mode="text").text.splitlines()
+    assert "1. Park at the quay" in lines and "2. Walk" in lines
