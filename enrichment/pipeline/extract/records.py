@@ -12,9 +12,12 @@ other lines. What says the same words in nearly every record as a control of its
 widget, "Rate this", an in-page "Back to top" link) is the records' template, not their data,
 and is left out too. A record's fields are often sibling elements with nothing between them (a
 brand and a name, a year and a running time), set apart by the page's style: they are written a
-space apart, not run into one word. ``choose.records_are_content`` decides, on the records
-alone, when this replaces the chosen text; the words before the page's heading (its header)
-tell a chosen text that kept the whole page (``choose.records_replace``).
+space apart, not run into one word. A list split into sections (awards by category, results by
+day) is one container per section, beside the others or under same-shaped wrappers: the page
+writes every section in order, but only the records found (the largest section's) are weighed
+(``items``); section titles outside the containers are not written. ``choose.records_are_content``
+decides, on the records alone, when this replaces the chosen text; the words before the page's
+heading (its header) tell a chosen text that kept the whole page (``choose.records_replace``).
 
     >>> cards = "".join(
     ...     f'<li class="card"><a href="/p/{n}">Lamp {n}</a><p>Brass desk lamp, warm light, ${n}9</p></li>'
@@ -57,6 +60,8 @@ SHORT_RECORD_WORDS = 60
 LINKED_SHARE = 0.8
 # ...and none of it in the page's chrome (a menu in the site header is not a list of items).
 _CHROME = frozenset(("aside", "footer", "header", "nav"))
+# Same-shaped sections are looked for beside the container and beside the wrapper holding it.
+SECTION_LEVELS = 2
 # Class names holding a digit number one record among its siblings ("post-123", "item-4").
 _DIGITS = re.compile(r"\d")
 # A control saying the same words (at least TEMPLATE_WORDS of them) in at least TEMPLATE_SHARE
@@ -130,17 +135,25 @@ def records_candidate(
     blocks: list[str] = []
     members = set(records.members)
     template = _template(records.members)
-    for child in records.container:
-        if not isinstance(child.tag, str) or child.tag in SKIPPED:
-            continue
-        written = _write(child, markdown=markdown, base_url=base_url, skipped=template)
-        if not written:
-            continue
-        if child in members:
-            if markdown and not _MARKED.match(written):
-                written = "### " + written
-            items.append(written)
-        blocks.append(written.replace("\n\n", "\n") if markdown else written)
+    key = _member_key(records.members[0])
+    for section in _sections(records.container):
+        children = [
+            child for child in section if isinstance(child.tag, str) and child.tag not in SKIPPED
+        ]
+        # The other sections' records are not weighed (``items``): only shown.
+        others = section is not records.container
+        record_shaped = {child for child in children if _member_key(child) == key}
+        sibling_template = _template(tuple(record_shaped)) if others else template
+        for child in children:
+            written = _write(child, markdown=markdown, base_url=base_url, skipped=sibling_template)
+            if not written:
+                continue
+            if child in members or (others and child in record_shaped):
+                if markdown and not _MARKED.match(written):
+                    written = "### " + written
+                if not others:
+                    items.append(written)
+            blocks.append(written.replace("\n\n", "\n") if markdown else written)
     page = "\n\n".join(part for part in lead + blocks if part)
     return RecordsCandidate("\n\n".join(items), page, header)
 
@@ -256,6 +269,53 @@ def listing_records(
     if records is None or not outweigh_body(records, body.element, body.words):
         return None
     return records
+
+
+def _member_key(element: etree._Element) -> tuple[str, str]:
+    """The shape records share: their tag and first class (as ``find_records`` groups them)."""
+    return (element.tag, _class_key(element.get("class") or ""))
+
+
+def _sections(container: etree._Element) -> list[etree._Element]:
+    """The container and the same-shaped containers beside it: one list split into sections.
+
+    A list of awards by category, of results by day, is often one container per section,
+    each under its own wrapper; the records found are those of the largest. The sections are
+    the container's siblings of its shape, or its wrapper's (the wrapper holding only it and
+    a section title), in document order; none beside it leaves the container alone.
+    """
+    node: etree._Element | None = container
+    for _ in range(SECTION_LEVELS):
+        if node is None or node.getparent() is None:
+            break
+        parent = node.getparent()
+        key = _member_key(node)
+        shaped = [
+            sibling
+            for sibling in parent
+            if isinstance(sibling.tag, str) and _member_key(sibling) == key
+        ]
+        if len(shaped) > 1:
+            if node is container:
+                return shaped
+            return [_inner(sibling, container) for sibling in shaped]
+        node = parent
+    return [container]
+
+
+def _inner(wrapper: etree._Element, container: etree._Element) -> etree._Element:
+    """Within one section's wrapper, the container of its records: shaped as ``container``."""
+    if wrapper is container or container in set(wrapper.iterdescendants()):
+        return container
+    key = _member_key(container)
+    return next(
+        (
+            node
+            for node in wrapper.iterdescendants()
+            if isinstance(node.tag, str) and _member_key(node) == key
+        ),
+        wrapper,
+    )
 
 
 @lru_cache(maxsize=1024)

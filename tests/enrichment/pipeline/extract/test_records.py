@@ -361,3 +361,30 @@ def test_a_product_page_keeps_its_own_text_not_its_variations_cards(mode: str) -
     result = extract_html(_product_with_variations(), mode=mode)  # type: ignore[arg-type]
     assert "Warranty: five years" in result.text and "$129.00" in result.text
     assert "Glacier" not in result.text and "$125.00" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_list_split_into_sections_is_written_whole(mode: str) -> None:
+    # Results by category, each category its own wrapper and container of the same shape:
+    # the records found are the largest section's; the page shows every section in order.
+    def section(title: str, rows: list[tuple[str, str]]) -> str:
+        cards = "".join(
+            f'<div class="card"><a href="/g/{name}">{name}</a><p>{summary}</p></div>'
+            for name, summary in rows
+        )
+        return f'<div class="group"><h2>{title}</h2><div class="grid">{cards}</div></div>'
+
+    tree = lxml.html.document_fromstring(
+        "<html><body><h1>Guides</h1>"
+        f"{section('Rail and sea', RESULTS)}{section('Lamps', [p[::2] for p in PRODUCTS[:4]])}"
+        "</body></html>"
+    )
+    records = records_candidate(tree, mode=mode)  # type: ignore[arg-type]
+    assert records is not None
+    text = markdown_to_text(records.page) if mode == "markdown" else records.page
+    for title, summary in RESULTS:
+        assert title in text and summary in text and title in records.items
+    for name, _, about in PRODUCTS[:4]:
+        assert name in text and about in text
+        assert name not in records.items  # only the largest section is weighed
+    assert text.index("Rail passes compared") < text.index("Brass Desk Lamp")
