@@ -22,7 +22,15 @@ schema.org microdata: a ``Comment`` item nested in a ``Question`` or ``Answer`` 
 discussion the replies are content: a ``Comment`` in a ``DiscussionForumPosting`` (or in no
 typed item) stays.
 
-``drop_post_extras`` removes all three.
+Around each post's body forum packages print notes and controls that are not what anyone wrote:
+the note that the post was changed ("Last edited: Mar 27, 2025", class "message-lastEdit",
+"postedit"), the bar counting its likes and naming who reacted ("reactionsBar",
+"card-reaction-bar", "reactionSummary"), and the link that folds a long quote open or shut
+("Click to expand...", class "bbCodeBlock-expandLink", "collapse-toggle"). An element of a fold
+control's class holding more than FOLD_CONTROL_MAX_WORDS words is the folded block itself and
+stays. (Rank titles under author names, "Member", were tried and cost forum F1.)
+
+``drop_post_extras`` removes all of these.
 """
 
 from __future__ import annotations
@@ -40,6 +48,15 @@ from enrichment.pipeline.extract.hidden import drop
 _AUTHOR_STATS = re.compile(r"(?:user|author|member|poster)\w*?[-_]?(?:extras?|stats)$")
 _SIGNATURE = re.compile(r"signature$")
 SIGNATURE_MAX_WORDS = 150
+# A class token naming a post's edit note ("message-lastEdit", "postedit", "lastedited") or its
+# bar of reactions ("reactionsBar", "card-reaction-bar", "reactionSummary").
+_EDIT_NOTE = re.compile(r"(?:last|post)[-_]?edit(?:ed|s)?$")
+_REACTIONS = re.compile(r"reactions?[-_]?(?:bar|summary)$")
+# A class token naming the control that folds a quote or a long post open or shut
+# ("bbCodeBlock-expandLink", "collapse-toggle"), and the most words such a control holds: an
+# element of that class with more is the folded block itself and stays.
+_FOLD_CONTROL = re.compile(r"(?:expand|shrink|collapse)[-_]?(?:link|button|toggle)$")
+FOLD_CONTROL_MAX_WORDS = 4
 # Elements that name their part of the page, by class or by the role scripts look them up by.
 _NAMED = etree.XPath("//*[@class or @data-role]")
 _WORD = re.compile(r"\w+")
@@ -50,7 +67,8 @@ _QUESTION_TYPES = frozenset(("question", "answer"))
 
 
 def drop_post_extras(tree: lxml.html.HtmlElement) -> None:
-    """Remove author statistics cards, signatures and a Q&A page's comments (in place).
+    """Remove author cards, signatures, edit notes, reaction bars, fold controls and a Q&A page's
+    comments (in place).
 
     >>> page = lxml.html.fromstring(
     ...     '<div><b>ann</b><dl class="message-userExtras">Messages 13,539</dl><p>Use tar.</p>'
@@ -77,15 +95,35 @@ def _named_extras(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
         extra = judged.get(names)
         if extra is None:
             extra = judged[names] = _names_extra(*names)
-        if extra and not (_is_signature(names) and _longer_than(element, SIGNATURE_MAX_WORDS)):
+        if extra and not _too_long(element, names):
             found.append(element)
     return found
 
 
 def _names_extra(classes: str, role: str) -> bool:
-    """Whether a class list (or ``data-role``) names a statistics card or a signature."""
+    """Whether a class list (or ``data-role``) names a card, signature, edit note or control."""
     tokens = classes.lower().split()
-    return any(_AUTHOR_STATS.search(token) for token in tokens) or _is_signature((classes, role))
+    return (
+        any(
+            _AUTHOR_STATS.search(token) or _EDIT_NOTE.search(token) or _REACTIONS.search(token)
+            for token in tokens
+        )
+        or _is_fold_control(classes)
+        or _is_signature((classes, role))
+    )
+
+
+def _too_long(element: lxml.html.HtmlElement, names: tuple[str, str]) -> bool:
+    """Whether a named signature or fold control holds too many words to be one."""
+    if _is_signature(names):
+        return _longer_than(element, SIGNATURE_MAX_WORDS)
+    if _is_fold_control(names[0]):
+        return _longer_than(element, FOLD_CONTROL_MAX_WORDS)
+    return False
+
+
+def _is_fold_control(classes: str) -> bool:
+    return any(_FOLD_CONTROL.search(token) for token in classes.lower().split())
 
 
 def _is_signature(names: tuple[str, str]) -> bool:

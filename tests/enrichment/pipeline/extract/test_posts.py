@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import lxml.html
 
-from enrichment.pipeline.extract.posts import SIGNATURE_MAX_WORDS, drop_post_extras
+from enrichment.pipeline.extract.posts import (
+    FOLD_CONTROL_MAX_WORDS,
+    SIGNATURE_MAX_WORDS,
+    drop_post_extras,
+)
 
 
 def test_every_signature_goes_whatever_the_forum_calls_it() -> None:
@@ -34,5 +38,26 @@ def test_an_element_longer_than_a_signature_stays() -> None:
     # A "has-signature" container around a whole post is not the signature itself.
     body = " ".join(["word"] * (SIGNATURE_MAX_WORDS + 1))
     page = lxml.html.fromstring(f'<div><div class="has-signature"><p>{body}</p></div></div>')
+    drop_post_extras(page)
+    assert page.text_content() == body
+
+
+def test_edit_notes_reaction_bars_and_fold_controls_go() -> None:
+    page = lxml.html.fromstring(
+        '<div><article><blockquote><p>Quoted</p><div class="bbCodeBlock-expandLink">'
+        "<a>Click to expand...</a></div></blockquote><p>Reply</p></article>"
+        '<div class="message-lastEdit">Last edited: Mar 27, 2025</div>'
+        '<p class="postedit">Last edited by ann</p>'
+        '<div class="reactionsBar">Reactions: ann and bob</div>'
+        '<div class="card-reaction-bar">2 likes</div></div>'
+    )
+    drop_post_extras(page)
+    assert page.text_content() == "QuotedReply"
+
+
+def test_a_fold_control_holding_the_folded_text_stays() -> None:
+    # A class naming the toggle on the block it folds: the block is the post's text.
+    body = " ".join(["word"] * (FOLD_CONTROL_MAX_WORDS + 1))
+    page = lxml.html.fromstring(f'<div><div class="collapse-toggle"><p>{body}</p></div></div>')
     drop_post_extras(page)
     assert page.text_content() == body
