@@ -84,7 +84,7 @@ def drop_post_extras(tree: lxml.html.HtmlElement) -> None:
 
 
 def _named_extras(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    """The statistics cards and signatures, found in one walk over the named elements.
+    """The elements ``_names_extra`` names, found in one walk over the named elements.
 
     A page repeats its class lists many times over: each is judged once.
     """
