@@ -282,7 +282,9 @@ def _sections(container: etree._Element) -> list[etree._Element]:
     A list of awards by category, of results by day, is often one container per section,
     each under its own wrapper; the records found are those of the largest. The sections are
     the container's siblings of its shape, or its wrapper's (the wrapper holding only it and
-    a section title), in document order; none beside it leaves the container alone.
+    a section title), in document order; none beside it leaves the container alone. A shape
+    must have a class name to count: a bare ``<div>`` beside a bare ``<div>`` is no sign of
+    one list (a page's header, content and footer are built so too).
     """
     node: etree._Element | None = container
     for _ in range(SECTION_LEVELS):
@@ -290,6 +292,8 @@ def _sections(container: etree._Element) -> list[etree._Element]:
             break
         parent = node.getparent()
         key = _member_key(node)
+        if not key[1]:
+            break  # a shape without a class name: the page's other blocks look the same
         shaped = [
             sibling
             for sibling in parent

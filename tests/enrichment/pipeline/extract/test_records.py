@@ -388,3 +388,21 @@ def test_a_list_split_into_sections_is_written_whole(mode: str) -> None:
         assert name in text and about in text
         assert name not in records.items  # only the largest section is weighed
     assert text.index("Rail passes compared") < text.index("Brass Desk Lamp")
+
+
+def test_blocks_without_a_class_beside_the_records_are_no_sections() -> None:
+    # A bare <div> of records among the page's other bare <div>s (its notices, its footer):
+    # being shaped alike says nothing, and those blocks are not written as more records.
+    cards = "".join(
+        f'<div class="card"><a href="/g/{n}">{title}</a><p>{summary}</p></div>'
+        for n, (title, summary) in enumerate(RESULTS)
+    )
+    tree = lxml.html.document_fromstring(
+        "<html><body><h1>Guides</h1><div><div><p>Cookie notice: we use cookies to count visits"
+        f" and nothing else.</p></div><div>{cards}</div><div><p>Company footer: imprint, jobs"
+        " and press, all rights reserved.</p></div></div></body></html>"
+    )
+    records = records_candidate(tree, mode="text")
+    assert records is not None
+    assert RESULTS[0][0] in records.page and RESULTS[-1][1] in records.page
+    assert "Cookie notice" not in records.page and "Company footer" not in records.page
