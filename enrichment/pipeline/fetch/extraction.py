@@ -516,7 +516,8 @@ def _drop_empty_links(tree: lxml.html.HtmlElement) -> None:
 def _clean_tree(
     html: str, *, keep_noscript: bool = False, keep_textless_hidden: bool = False
 ) -> lxml.html.HtmlElement | None:
-    """Parse and drop hidden elements (notes A6 step 1); optionally show <noscript> content.
+    """Parse, drop hidden elements (notes A6 step 1) and the small forms asking for an email
+    address (``extract/forms.py``); optionally show <noscript> content.
 
     ``keep_textless_hidden`` leaves hidden elements that hold no text (icons, avatars,
     empty placeholders) where they are: they cannot smuggle words in, and on some pages
@@ -532,7 +533,6 @@ def _clean_tree(
     for element in list(tree.iter(etree.Comment)):
         drop(element)
     drop_hidden(tree, keep_textless=keep_textless_hidden)
-    # Sign-up, sign-in and contact forms are no part of what the page says.
     drop_email_forms(tree)
     return tree
 
