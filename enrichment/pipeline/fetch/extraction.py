@@ -127,6 +127,10 @@ _BLOCK_TAGS = frozenset(
 # lost its content.
 _BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml\b[^>]*\?>")
+# Characters libxml2's HTML parser keeps in a text but lxml refuses to write into one: the
+# control characters other than tab and line breaks, and the noncharacters U+FFFE and U+FFFF.
+_XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_PAGE_BREAKS = re.compile("[\x0b\x0c]")
 
 
 def _html_parser(encoding: str | None = None) -> lxml.html.HTMLParser:
@@ -547,12 +551,24 @@ def _parse_html(html: str) -> lxml.html.HtmlElement:
     """
     # The text is decoded already, so an XHTML page's XML declaration says nothing more (and
     # lxml refuses a str that names an encoding there: the page read as "no readable content").
-    html = _XML_DECLARATION.sub("", html, count=1)
+    html = xml_compatible(_XML_DECLARATION.sub("", html, count=1))
     try:
         data = html.encode("utf-8")
     except UnicodeEncodeError:
         return lxml.html.document_fromstring(html, parser=_PARSER)
     return lxml.html.document_fromstring(data, parser=_UTF8_PARSER)
+
+
+def xml_compatible(html: str) -> str:
+    """The page without characters lxml cannot write into a text: ``'a\\x0cb\\x01c'`` -> ``'a bc'``.
+
+    The parser keeps a stray control character (a form feed or vertical tab pasted from a
+    word processor, a byte a bad encoding guess turned into ``\\x01``) in the text it
+    reads, and lxml raises ``ValueError`` when a step writes that text back (moving a dropped
+    element's tail onto its neighbour, spacing a block): the page answered an error. A
+    browser shows none of them; a form feed or vertical tab separates words, as a space.
+    """
+    return _XML_INCOMPATIBLE.sub("", _PAGE_BREAKS.sub(" ", html))
 
 
 def _plain_text(html: str) -> str:
