@@ -30,6 +30,8 @@ from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import ElementNode, HTMLTree
 from trafilatura.settings import use_config
 
+from enrichment.pipeline.extract.region import element_words
+
 CandidateMode = Literal["markdown", "text"]
 # A toggle's panel of at least this many words, less than this share of them in links, is
 # text (an answer), not a folded menu.
@@ -163,7 +165,7 @@ def unwrap_heading_buttons(tree: lxml.html.HtmlElement) -> None:
     panels: dict[str, etree._Element] | None = None
     for button in buttons:
         inside = any(ancestor.tag in _HEADING_TAGS for ancestor in button.iterancestors())
-        if not inside and len(button.text_content().split()) > HEADING_BUTTON_WORDS:
+        if not inside and element_words(button) > HEADING_BUTTON_WORDS:
             continue
         names = (button.get("aria-controls") or "").split()
         if names and panels is None:

@@ -115,10 +115,7 @@ def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
     least half of the page's words is the page itself, shown in a modal frame: it stays.
     """
     dialogs = _DIALOGS(tree)
-    if not dialogs:
-        return []
-    page_words = len(tree.text_content().split())
-    return [element for element in dialogs if 2 * len(element.text_content().split()) < page_words]
+    return _less_than_half(tree, dialogs) if dialogs else []
 
 
 def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
@@ -192,14 +189,23 @@ def _without_reveal_wrappers(
     least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
     hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
     """
-    if not any(_is_fade_in(element) for element in doomed):
+    fades = [element for element in doomed if _is_fade_in(element)]
+    if not fades:
         return doomed  # the page's words are counted only when a wrapper could be kept
+    small = set(_less_than_half(tree, fades))
+    return [element for element in doomed if element in small or element not in fades]
+
+
+def _less_than_half(
+    tree: lxml.html.HtmlElement, elements: list[etree._Element]
+) -> list[etree._Element]:
+    """The ``elements`` holding less than half of the page's words.
+
+    A block that holds at least half of them is the page itself, whatever hides it for a
+    moment (a fade-in, a modal frame); text smuggled in for a model is a small part of a page.
+    """
     page_words = len(tree.text_content().split())
-    return [
-        element
-        for element in doomed
-        if not _is_fade_in(element) or 2 * len(element.text_content().split()) < page_words
-    ]
+    return [element for element in elements if 2 * len(element.text_content().split()) < page_words]
 
 
 def _is_fade_in(element: etree._Element) -> bool:

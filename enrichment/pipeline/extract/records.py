@@ -38,7 +38,7 @@ from typing import Literal
 import lxml.html
 from lxml import etree
 
-from enrichment.pipeline.extract.region import SKIPPED, BlockWriter
+from enrichment.pipeline.extract.region import SKIPPED, BlockWriter, element_words
 from enrichment.pipeline.extract.trim import BodyElement
 
 RecordsMode = Literal["markdown", "text"]
@@ -404,8 +404,8 @@ def _menu(block: etree._Element) -> bool:
     links = block.findall(".//a")
     if len(links) < MENU_LINKS:
         return False
-    linked = sum(len(link.text_content().split()) for link in links)
-    return linked >= MENU_LINK_SHARE * len(block.text_content().split())
+    linked = sum(element_words(link) for link in links)
+    return linked >= MENU_LINK_SHARE * element_words(block)
 
 
 def _template(members: tuple[etree._Element, ...]) -> frozenset[etree._Element]:
