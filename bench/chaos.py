@@ -53,7 +53,7 @@ WEB_PORT = 16433
 ANSWER_TIMEOUT = 240.0
 STORE_CONFIG = """
 import json
-from enrichment.services import config_replace
+from enrichment.config.changes import config_replace
 config_replace(document=json.loads({document!r}))
 """
 

@@ -56,7 +56,8 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from enrichment import config_dryrun, config_views  # noqa: E402
+from enrichment.config import dryrun as config_dryrun  # noqa: E402
+from enrichment.config import views as config_views  # noqa: E402
 from enrichment.models import Attempt, Run, UrlDecision  # noqa: E402
 from enrichment.pipeline.dryrun.evaluate import dry_run  # noqa: E402
 

@@ -475,7 +475,7 @@ def scenarios(rng: random.Random) -> list[Scenario]:
 
     from django.urls import NoReverseMatch, reverse
 
-    from controlui.plumbing.keyset import encode_cursor
+    from common.keyset import encode_cursor
     from enrichment.models import Run
 
     total = Run.objects.count()

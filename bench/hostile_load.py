@@ -29,15 +29,15 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.controlui.test_body_limits_live import (  # noqa: E402
+from tests.enrichment.pdf_bomb import build_pdf_bomb  # noqa: E402
+from tests.live import LiveServer, live_server  # noqa: E402
+from tests.server.test_body_limits_live import (  # noqa: E402
     api_token,
     multipart_length,
     multipart_stream,
     peak_rss_mib,
     post_stream,
 )
-from tests.enrichment.pdf_bomb import build_pdf_bomb  # noqa: E402
-from tests.live import LiveServer, live_server  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -116,7 +116,7 @@ def pdf_bomb(server: LiveServer) -> None:
 def connections(workdir: Path, url: str) -> None:
     import psycopg
 
-    from tests.controlui.test_db_connections import ConnectionSampler, _with_database, hammer
+    from tests.common.test_db_connections import ConnectionSampler, _with_database, hammer
 
     name = f"controlui_bench_conns_{int(time.time())}"
     admin_url = _with_database(url, "postgres")

@@ -33,7 +33,7 @@ from tests.live import LiveServer, live_server  # noqa: E402
 SCRIPT = str(Path(sys.executable).with_name("link-understand"))
 STORE_CONFIG = """
 import json
-from enrichment.services import config_replace
+from enrichment.config.changes import config_replace
 config_replace(document=json.loads({document!r}))
 """
 

@@ -340,8 +340,8 @@ def _pipeline_seconds(concurrency: int | None) -> float:
     import asyncio
 
     from enrichment.pipeline.config.model import LinkModel, LinksConfig
-    from enrichment.pipeline.fetch.ssrf import SsrfPolicy
     from enrichment.pipeline.links.stage import run_link_understanding
+    from enrichment.pipeline.net.ssrf import SsrfPolicy
     from enrichment.pipeline.templates import MessageContext
 
     model = LinkModel(sys.executable, ("-c", _SLOW_CLI_CODE, str(_SLOW_CLI_SECONDS), "{{LinkUrl}}"))

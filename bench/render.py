@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controlui.canvas.render import render_assistant_text  # noqa: E402
+from richoutput.canvas.render import render_assistant_text  # noqa: E402
 
 CORPUS_BYTES = 1 << 20
 HOSTILE_BYTES = 100 * 1024

@@ -59,7 +59,7 @@ from tests.live import LiveServer, live_server  # noqa: E402
 
 STORE_CONFIG = """
 import json
-from enrichment.services import config_replace
+from enrichment.config.changes import config_replace
 config_replace(document=json.loads({document!r}))
 """
 RESULT_TIMEOUT = 300.0
@@ -273,7 +273,8 @@ async def drive_echo(live: LiveServer, clients: int, messages: int) -> tuple[Tal
 
 def extraction_pages_per_second(count: int) -> float:
     """Raw in-process extraction (one process, no fetch) of the pages the bench links."""
-    from enrichment.pipeline.fetch.webfetch import FetchResponse, page_result_from_response
+    from enrichment.pipeline.fetch.webfetch import page_result_from_response
+    from enrichment.pipeline.net.http import FetchResponse
 
     pages = corpus_pages()
     responses = [

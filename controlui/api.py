@@ -13,13 +13,13 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
+from accounts.auth import api_auth
+from common.errors import DomainError, InvalidInput
 from controlui.api_docs import LocalSwagger
-from controlui.auth import api_auth
 from controlui.health import router as health_router
 from controlui.openapi_errors import add_error_responses
-from controlui.plumbing.errors import DomainError, InvalidInput
-from controlui.rich.api import router as canvas_router
 from enrichment.api import config, enrich, explain, files, history, tools, versions
+from richoutput.api import router as canvas_router
 
 logger = logging.getLogger(__name__)
 

@@ -11,13 +11,14 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from controlui import daphne_body  # noqa: E402
-from controlui.body_limits import RequestBodyLimit, body_limit_for  # noqa: E402
+from controlui.request_limits import body_limit_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
-from controlui.ws_origin import SameOriginValidator  # noqa: E402
-from enrichment.link_builtin import start_extraction_pool  # noqa: E402
-from enrichment.startup import recover_interrupted_runs  # noqa: E402
-from enrichment.workers import EnrichmentWorker  # noqa: E402
+from enrichment.jobs.channel_worker import EnrichmentWorker  # noqa: E402
+from enrichment.services.interrupted import recover_interrupted_runs  # noqa: E402
+from enrichment.services.links import start_extraction_pool  # noqa: E402
+from server import daphne_body  # noqa: E402
+from server.body_limits import RequestBodyLimit  # noqa: E402
+from server.ws_origin import SameOriginValidator  # noqa: E402
 
 recover_interrupted_runs()
 # Body limits are enforced while daphne receives the body, before Django buffers anything.
@@ -27,7 +28,7 @@ start_extraction_pool()
 
 application = ProtocolTypeRouter(
     {
-        "http": RequestBodyLimit(django_asgi_app),  # type: ignore[arg-type]  # ASGI signatures
+        "http": RequestBodyLimit(django_asgi_app, body_limit_for),  # type: ignore[arg-type]  # ASGI signatures
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
     }

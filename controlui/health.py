@@ -11,7 +11,7 @@ from django.db import connection
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 
-from controlui.auth import BearerToken
+from accounts.auth import BearerToken
 
 router = Router(tags=["system"])
 LAYER_TIMEOUT_SECONDS = 2.0
@@ -111,7 +111,7 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
 
 def workers_status() -> WorkersStatus | None:
     """Live workers (heartbeats) and queue depth; None when jobs run in this process."""
-    from enrichment import jobqueue
+    from enrichment.jobs import stream as jobqueue
 
     if not jobqueue.stream_mode():
         return None

@@ -1,7 +1,7 @@
 """Document in the OpenAPI schema the 4xx answers every endpoint can give.
 
 Endpoints declare their success shapes; the refusals come from one place
-(``controlui.api``'s exception handlers and ``controlui.input_guard``), so they are added to
+(``controlui.api``'s exception handlers and ``server.input_guard``), so they are added to
 every operation here rather than repeated in each decorator. A client generator, and
 schemathesis, then see which statuses to expect and what an error body looks like.
 """

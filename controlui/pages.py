@@ -2,21 +2,22 @@
 
 from django.urls import path
 
-from controlui.rich import views as canvas_views
-from enrichment import config_views, tool_views
-from enrichment import views as enrichment_views
+from enrichment.config import views as config_views
+from enrichment.views import explain, history, runs
+from enrichment.views import tools as tool_views
+from richoutput import views as canvas_views
 
 urlpatterns: list = [
-    path("decisions/", enrichment_views.decision_history, name="decisions"),
-    path("decisions/<int:run_id>/", enrichment_views.decision_detail, name="decision-detail"),
-    path("decisions/views/", enrichment_views.saved_view_create, name="saved-view-create"),
-    path("decisions/views/<int:view_id>/", enrichment_views.saved_view_open, name="saved-view"),
+    path("decisions/", history.decision_history, name="decisions"),
+    path("decisions/<int:run_id>/", runs.decision_detail, name="decision-detail"),
+    path("decisions/views/", history.saved_view_create, name="saved-view-create"),
+    path("decisions/views/<int:view_id>/", history.saved_view_open, name="saved-view"),
     path(
         "decisions/views/<int:view_id>/delete/",
-        enrichment_views.saved_view_delete,
+        history.saved_view_delete,
         name="saved-view-delete",
     ),
-    path("explain/", enrichment_views.explain, name="explain"),
+    path("explain/", explain.explain, name="explain"),
     path("config/history/", config_views.config_history, name="config-history"),
     path("config/versions/<int:number>/", config_views.config_version, name="config-version"),
     path(

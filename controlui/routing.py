@@ -1,6 +1,6 @@
 from django.urls import path
 
-from controlui.plumbing.consumers import PingConsumer
+from common.consumers import PingConsumer
 from enrichment.routing import websocket_urlpatterns as enrichment_websockets
 
 websocket_urlpatterns = [

@@ -65,7 +65,8 @@ INSTALLED_APPS = [
     "enrichment",
     "channels",
     "axes",
-    "controlui",
+    "accounts",
+    "richoutput",
 ]
 
 MIDDLEWARE = [
@@ -78,8 +79,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "controlui.middleware.LoginRequiredEverywhere",
-    "controlui.input_guard.ApiInputGuard",
+    "server.login_required.LoginRequiredEverywhere",
+    "server.input_guard.ApiInputGuard",
     # Last, as django-axes asks: it turns a lockout raised by its backend into a 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -128,7 +129,7 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             # channels_redis' layer, its sends in one round trip (same data in Redis).
-            "BACKEND": "controlui.plumbing.channel_layer.RedisChannelLayer",
+            "BACKEND": "common.channel_layer.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [REDIS_URL],
                 "capacity": 1500,
@@ -146,9 +147,7 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {
-        "default": {"BACKEND": "controlui.plumbing.memory_layer.InMemoryChannelLayer"}
-    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "common.memory_layer.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [

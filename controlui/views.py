@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from enrichment.views import overview
+from enrichment.views.history import overview
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -8,6 +8,6 @@ class EnrichmentConfig(AppConfig):
 
     def ready(self) -> None:
         from enrichment import checks  # noqa: F401  (registers the system checks)
-        from enrichment.config_cache import connect_signals
+        from enrichment.config.cache import connect_signals
 
         connect_signals()  # a saved config row makes every process re-read the config

@@ -14,11 +14,11 @@ from typing import Any
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.db import DatabaseError
 
-from enrichment.config_store import config_document
+from enrichment.config.store import config_document
 from enrichment.models import EnrichmentConfig
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
-from enrichment.services import cli_environment
+from enrichment.services.links import cli_environment
 
 TAG = "enrichment"
 

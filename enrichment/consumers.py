@@ -14,10 +14,13 @@ from typing import Any
 from channels.exceptions import ChannelFull
 from pydantic import ValidationError
 
-from controlui.plumbing.consumers import AuthenticatedJsonConsumer
-from controlui.plumbing.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
-from enrichment import jobqueue, services
+from common.consumers import AuthenticatedJsonConsumer
+from common.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
 from enrichment.api.enrich import EnrichIn
+from enrichment.jobs import stream as jobqueue
+from enrichment.jobs.dispatch import enrichment_dispatch, workers_enabled
+from enrichment.services import runs as services
+from enrichment.services.live_feed import DECISIONS_GROUP
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +28,7 @@ MAX_FRAME_BYTES = 1024 * 1024
 # Frames whose message.attachments carry base64 ``data`` may be this large (SPEC §10).
 MAX_ATTACHMENT_FRAME_BYTES = 25 * 1024 * 1024
 MAX_IN_FLIGHT = 32
-DECISIONS_GROUP = services.DECISIONS_GROUP
+DECISIONS_GROUP = DECISIONS_GROUP
 # How often the process looks for stored final frames of its sockets' queued jobs.
 POLL_SECONDS = 1.0
 # A job nobody has started after this long, with no worker alive, gets a "queued" notice.
@@ -64,7 +67,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
     """Many requests may be in flight on one socket; each gets progress frames then a result.
 
     Without Redis the pipeline runs here, as a task per request. With Redis the job goes to
-    the durable job stream (``enrichment.jobqueue``) and the worker's frames come back
+    the durable job stream (``enrichment.jobs.stream``) and the worker's frames come back
     through ``enrich_frame`` on this consumer's own channel; the process' ``QueuedJobs``
     also fetches stored final frames, so an answer the channel layer lost still arrives.
     """
@@ -164,9 +167,9 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             await self.submit(request_id, request)
             return
         self.in_flight[request_id] = None
-        if services.workers_enabled():
+        if workers_enabled():
             try:
-                await services.enrichment_dispatch(
+                await enrichment_dispatch(
                     request=request, request_id=request_id, reply_channel=self.channel_name
                 )
             except ChannelFull:

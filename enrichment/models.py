@@ -253,7 +253,7 @@ class Run(models.Model):
         null=True, blank=True, help_text="Number of the config version the run ran under."
     )
     media = models.JSONField(default=list, blank=True)
-    # Records of stages without storage of their own, by stage name (enrichment/stages).
+    # Records of stages without storage of their own, by stage name (enrichment/stage_specs).
     stage_records = models.JSONField(default=dict, blank=True)
     owner = models.CharField(
         max_length=200, blank=True, help_text="host:pid of the process running it."

@@ -17,7 +17,7 @@ os.environ["CHANNEL_LAYER_PREFIX"] = "test-" + os.environ.get("PYTEST_XDIST_WORK
 
 # The history's counts answer by a time budget on PostgreSQL (HISTORY_COUNTS_BUDGET_MS);
 # the suite asserts the counts, which a busy CI machine must not turn into "took too long".
-# The budget itself is tested on its own (tests/test_bounded.py, test_history_page.py).
+# The budget itself is tested on its own (tests/common/test_bounded.py, test_history_page.py).
 os.environ.setdefault("HISTORY_COUNTS_BUDGET_MS", "10000")
 
 # Property tests assert answers, not speed (speed lives in bench/): no per-example deadline,
@@ -99,9 +99,7 @@ def in_memory_layer(settings) -> Iterator[None]:
     Without Redis nothing goes to worker processes (``services.workers_enabled``), also when
     the suite itself runs with ``REDIS_URL`` set.
     """
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "controlui.plumbing.memory_layer.InMemoryChannelLayer"}
-    }
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "common.memory_layer.InMemoryChannelLayer"}}
     settings.REDIS_URL = None
     channel_layers.backends.clear()
     yield

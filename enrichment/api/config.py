@@ -7,9 +7,10 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Body, Router
 
-from controlui.plumbing.permissions import require_staff
-from enrichment import config_versions, services
-from enrichment.config_store import config_document
+from common.permissions import require_staff
+from enrichment.config import versions as config_versions
+from enrichment.config.changes import config_replace
+from enrichment.config.store import config_document
 
 router = Router(tags=["config"])
 
@@ -38,7 +39,7 @@ def config_put(
     base = config_versions.parse_base_version(
         request.headers.get("If-Match") or (str(baseVersion) if baseVersion is not None else None)
     )
-    stored = services.config_replace(
+    stored = config_replace(
         document=document,
         source="api",
         author=request.user.get_username(),

@@ -13,15 +13,16 @@ from ninja import File, Form, Router, Schema
 from ninja.files import UploadedFile
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from controlui.plumbing.errors import InvalidInput, PayloadTooLarge
-from controlui.plumbing.json_guard import JsonInputError, parse_json
-from enrichment import jobqueue, services
+from common.errors import InvalidInput, PayloadTooLarge
+from common.json_guard import JsonInputError, parse_json
 from enrichment.api.limits import (
     MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENT_DATA_CHARS,
     MAX_BODY_CHARS,
     MAX_URL_CHARS,
 )
+from enrichment.jobs import stream as jobqueue
+from enrichment.services import runs as services
 
 
 class AttachmentIn(Schema):
@@ -67,7 +68,7 @@ class EnrichIn(Schema):
 
 class StageRecordsOut(BaseModel):
     """Output carrying stage records: ``links`` and ``media`` as documented, and the record of
-    any further stage of the registry (``enrichment/stages``) under that stage's name.
+    any further stage of the registry (``enrichment/stage_specs``) under that stage's name.
 
     A pydantic model rather than a ninja ``Schema``: ninja's attribute getter would drop the
     extra keys that ``extra="allow"`` is there to keep."""

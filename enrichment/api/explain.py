@@ -8,13 +8,13 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 from pydantic import Field
 
-from controlui.plumbing.errors import InvalidInput
+from common.errors import InvalidInput
 from enrichment.api.limits import (
     MAX_BODY_CHARS,
     MAX_URL_CHARS,
 )
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url, system_resolve
 from enrichment.pipeline.links.detection import extract_links
+from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url, system_resolve
 from enrichment.pipeline.scope import evaluate_scope, parse_scope
 
 

@@ -12,9 +12,9 @@ from django.http import HttpRequest
 from ninja import File, Form, Router, Schema
 from ninja.files import UploadedFile
 
-from controlui.plumbing.errors import PayloadTooLarge
-from enrichment.file_extraction import extract_file_isolated
+from common.errors import PayloadTooLarge
 from enrichment.pipeline.files.extraction import FileLimits
+from enrichment.services.files import extract_file_isolated
 
 router = Router(tags=["files"])
 

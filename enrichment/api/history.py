@@ -9,12 +9,13 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router, Schema
 from pydantic import BaseModel, Field
 
-from controlui.plumbing.keyset import MAX_PAGE_SIZE
-from enrichment import selectors, services
+from common.keyset import MAX_PAGE_SIZE
+from enrichment import selectors
 from enrichment.api.enrich import StageRecordsOut
 from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
 from enrichment.selectors.exports import export_response
 from enrichment.selectors.records import decision_record
+from enrichment.services.live_feed import run_summary
 
 
 class DecisionSummary(BaseModel):
@@ -69,7 +70,7 @@ def decisions(
         filters=HistoryFilters.from_params(request.GET.dict()), cursor=cursor, limit=limit
     )
     return {
-        "items": [services.run_summary(run) for run in page.items],
+        "items": [run_summary(run) for run in page.items],
         "nextCursor": page.next_cursor,
     }
 

@@ -12,10 +12,12 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 from pydantic import ConfigDict, Field, ValidationError
 
-from controlui.plumbing.errors import InvalidInput
-from controlui.plumbing.keyset import DEFAULT_PAGE_SIZE
-from controlui.plumbing.permissions import require_staff
-from enrichment import config_dryrun, config_versions
+from common.errors import InvalidInput
+from common.keyset import DEFAULT_PAGE_SIZE
+from common.permissions import require_staff
+from enrichment.config import changes as config_changes
+from enrichment.config import dryrun as config_dryrun
+from enrichment.config import versions as config_versions
 
 router = Router(tags=["config"])
 
@@ -136,7 +138,7 @@ def version_restore(request: HttpRequest, number: int) -> dict[str, Any]:
         request.headers.get("If-Match")
         or (str(payload.baseVersion) if payload.baseVersion is not None else None)
     )
-    result = config_versions.version_restore(
+    result = config_changes.version_restore(
         number=number, author=request.user.get_username(), note=payload.note, base_version=base
     )
     version = result.version

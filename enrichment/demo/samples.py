@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
 
-from enrichment.services import EnrichRequest
+from enrichment.services.runs import EnrichRequest
 
 
 @dataclass(frozen=True)

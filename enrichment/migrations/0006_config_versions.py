@@ -8,7 +8,7 @@ def current_config_is_version_one(apps, schema_editor):
     """The config stored before versions existed becomes version 1 (source "migration")."""
     import json
 
-    from enrichment.config_store import config_document
+    from enrichment.config.store import config_document
 
     EnrichmentConfig = apps.get_model("enrichment", "EnrichmentConfig")
     ConfigVersion = apps.get_model("enrichment", "ConfigVersion")

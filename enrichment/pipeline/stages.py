@@ -15,7 +15,7 @@ reference — media first (a voice note may carry a URL), then links — is data
     ('HI', {'shout': {'changed': True}})
 
 The outside world (processes, DNS, HTTP, the media root) is bound into each stage by the
-Django shell (``enrichment/stages.py``); this module only knows the protocol.
+Django shell (``enrichment/stage_specs/``); this module only knows the protocol.
 """
 
 from __future__ import annotations

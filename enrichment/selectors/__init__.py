@@ -12,9 +12,9 @@ from django.db import connections
 from django.db.models import Exists, OuterRef, Prefetch
 from django.utils.dateparse import parse_datetime
 
-from controlui.plumbing.errors import InvalidInput, NotFound
-from controlui.plumbing.json_guard import text_problem
-from controlui.plumbing.keyset import (
+from common.errors import InvalidInput, NotFound
+from common.json_guard import text_problem
+from common.keyset import (
     DEFAULT_PAGE_SIZE,
     SORT_KEY,
     KeysetPage,
@@ -22,7 +22,6 @@ from controlui.plumbing.keyset import (
     datetime_ordering,
     keyset_page,
 )
-from enrichment.derived_status import STATUSES, derived_status_rows, status_condition
 from enrichment.models import (
     DURATION_LONGEST_FIRST,
     DURATION_SHORTEST_FIRST,
@@ -31,6 +30,7 @@ from enrichment.models import (
     RunQuerySet,
     UrlDecision,
 )
+from enrichment.selectors.status import STATUSES, derived_status_rows, status_condition
 from enrichment.selectors.text_search import (
     body_text_condition,
     check_text_filters,

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from enrichment import services
+from enrichment.config.cache import config_load
 from enrichment.models import Run
 from enrichment.pipeline.config.model import (
     Config,
@@ -15,11 +15,12 @@ from enrichment.pipeline.config.model import (
     effective_links_config,
 )
 from enrichment.pipeline.config.parser import parse_config
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url
 from enrichment.pipeline.links.detection import bare_tokens, trim_trailing_punctuation
 from enrichment.pipeline.links.stage import LinkPlan, explain_links
+from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url
 from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
 from enrichment.pipeline.templates import MessageContext
+from enrichment.services import links as link_services
 
 OUTCOME_TEXT = {
     "run": "CLI entries would run for the allowed links.",
@@ -87,13 +88,13 @@ def explain_message(query: ExplainQuery) -> Explanation:
     Synchronous on purpose: DNS (when asked for) happens in the calling thread, like the
     SSRF check of a real run, but no CLI is started and nothing is stored.
     """
-    config, _document = services.config_load()
+    config, _document = config_load()
     links = effective_links_config(config, query.agent_id or None)
     plan: LinkPlan = explain_links(
         links,
         query.context(),
         policy=config.web_fetch.ssrf_policy,
-        resolve=services.resolve_host if query.resolve_dns else None,
+        resolve=link_services.resolve_host if query.resolve_dns else None,
     )
     scope = scope_document(links.scope)
     rules = [

@@ -11,10 +11,10 @@ from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from controlui.plumbing.errors import InvalidInput
+from common.errors import InvalidInput
 from enrichment.models import Run
 from enrichment.selectors import HistoryFilters, decision_export_chunk
-from enrichment.services import run_summary
+from enrichment.services.live_feed import run_summary
 
 CSV_COLUMNS = [
     "runId",

@@ -21,8 +21,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
-from controlui.plumbing.bounded import within
-from controlui.plumbing.keyset import KeysetPage
+from common.bounded import within
+from common.keyset import KeysetPage
 from enrichment.models import Run, RunQuerySet
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
 from enrichment.selectors.text_search import planned

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from enrichment.models import Run
-from enrichment.services import run_summary
-from enrichment.stages import stage_records_load
+from enrichment.services.live_feed import run_summary
+from enrichment.stage_specs import stage_records_load
 
 
 def decision_record(run: Run) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from enrichment.config_store import config_document
+from enrichment.config.store import config_document
 from enrichment.models import Run
 from enrichment.pipeline.config.diff import diff_documents
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from controlui.plumbing.errors import NotFound
+from common.errors import NotFound
 from enrichment.models import SavedView
 
 MAX_LISTED = 200  # a page of links, not an unbounded list

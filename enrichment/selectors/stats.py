@@ -15,8 +15,8 @@ from django.db.models import Count
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
-from enrichment.derived_status import derived_status_rows
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.selectors.status import derived_status_rows
 
 
 @dataclass(frozen=True)

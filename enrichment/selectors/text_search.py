@@ -43,7 +43,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import BooleanField, Exists, Expression, OuterRef, Q, QuerySet
 from django.db.models.sql.compiler import SQLCompiler
 
-from controlui.plumbing.errors import InvalidInput
+from common.errors import InvalidInput
 from enrichment.models import Run, UrlDecision
 
 MIN_URL_FRAGMENT = 3

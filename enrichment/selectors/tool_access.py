@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from controlui.plumbing.errors import InvalidInput
-from enrichment import services
+from common.errors import InvalidInput
+from enrichment.config.cache import config_load
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
 from enrichment.pipeline.policy.inventory import ToolInventory, tool_groups
@@ -61,7 +61,7 @@ def tools_resolve(
 
 def stored_config() -> Config:
     """The stored config, parsed (4 queries however many agents and rules it holds)."""
-    config, _document = services.config_load()
+    config, _document = config_load()
     return config
 
 

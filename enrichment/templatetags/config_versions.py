@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from enrichment.config_versions import latest_number
+from enrichment.config.versions import latest_number
 from enrichment.models import Run
 from enrichment.pipeline.config.diff import canonical
 

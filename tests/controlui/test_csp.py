@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from controlui.rich import services as canvas_services
 from enrichment.models import Run
+from richoutput import services as canvas_services
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_health_reports_both_backends_to_a_logged_in_user(user_client, settings) -> None:
-    # Jobs in this process: no worker to require (tests/enrichment/test_job_stream.py has
+    # Jobs in this process: no worker to require (tests/enrichment/jobs/test_stream.py has
     # the health of the worker pool).
     settings.ENRICHMENT_USE_WORKERS = False
     response = user_client.get("/api/health")
@@ -97,8 +97,8 @@ def test_anonymous_health_hides_the_database_error_text(client, monkeypatch) -> 
 
 
 def test_health_details_for_a_bearer_token(client, user) -> None:
-    from controlui.models import ApiToken
-    from controlui.tokens import token_digest, token_generate
+    from accounts.models import ApiToken
+    from accounts.tokens import token_digest, token_generate
 
     secret = token_generate()
     ApiToken.objects.create(user=user, name="probe", digest=token_digest(secret), hint=secret[:8])

@@ -24,7 +24,7 @@ VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844), "phone-dark": (390, 84
 SEED_RUNS = "40"
 FIRST_IDS = """
 from enrichment.models import Run
-from controlui.models import AssistantMessage
+from richoutput.models import AssistantMessage
 print("IDS", Run.objects.order_by("pk").values_list("pk", flat=True).last(),
       AssistantMessage.objects.order_by("pk").values_list("pk", flat=True).last())
 """

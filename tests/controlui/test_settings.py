@@ -48,7 +48,7 @@ def test_embedded_defaults(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values["engine"] == "django.db.backends.sqlite3"
-    assert values["layer"] == "controlui.plumbing.memory_layer.InMemoryChannelLayer"
+    assert values["layer"] == "common.memory_layer.InMemoryChannelLayer"
     assert values["cache"].endswith("LocMemCache")
     # The generated development key is kept so sessions survive restarts.
     assert (tmp_path / "dev-secret-key").read_text().startswith("dev-insecure-")
@@ -63,7 +63,7 @@ def test_database_and_redis_urls_switch_backends(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values["engine"] == "django.db.backends.postgresql"
-    assert values["layer"] == "controlui.plumbing.channel_layer.RedisChannelLayer"
+    assert values["layer"] == "common.channel_layer.RedisChannelLayer"
     assert values["cache"] == "django.core.cache.backends.redis.RedisCache"
 
 

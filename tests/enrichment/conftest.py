@@ -26,7 +26,7 @@ def summarizer_config(**links: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def summarizer(db) -> dict[str, Any]:
-    from enrichment.services import config_replace
+    from enrichment.config.changes import config_replace
 
     document = summarizer_config()
     config_replace(document=document)

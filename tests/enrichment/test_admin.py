@@ -13,9 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from enrichment.config_store import active_config, config_document
+from enrichment.config.changes import config_replace
+from enrichment.config.store import active_config, config_document
 from enrichment.models import Attempt, Run, ScopeRule, UrlDecision
-from enrichment.services import config_replace
 
 pytestmark = pytest.mark.django_db
 

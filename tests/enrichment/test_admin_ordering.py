@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from enrichment.config_store import active_config, config_document
+from enrichment.config.changes import config_replace
+from enrichment.config.store import active_config, config_document
 from enrichment.models import Agent, ConfigVersion, ScopeRule
-from enrichment.services import config_replace
 from tests.enrichment.test_admin import add_inline_row, change_url, form_errors, form_values
 
 pytestmark = pytest.mark.django_db

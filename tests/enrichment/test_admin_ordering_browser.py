@@ -17,8 +17,8 @@ from tests.controlui.test_pages_browser import PageWatch, log_in, serious_violat
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STORE_RULES = """
-from enrichment.config_store import config_document
-from enrichment.config_versions import config_replace_versioned
+from enrichment.config.store import config_document
+from enrichment.config.changes import config_replace_versioned
 document = config_document()
 document["tools"]["links"]["scope"] = {"default": "allow", "rules": [
     {"action": "allow", "match": {"channel": "order-a"}},

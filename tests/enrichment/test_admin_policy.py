@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from enrichment.config.changes import config_replace
 from enrichment.models import Agent, EnrichmentConfig
-from enrichment.services import config_replace
 
 pytestmark = pytest.mark.django_db
 

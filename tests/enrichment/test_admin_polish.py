@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from enrichment.config_store import active_config, config_document
+from enrichment.config.store import active_config, config_document
 from tests.enrichment.test_admin import change_url, form_values
 
 pytestmark = pytest.mark.django_db

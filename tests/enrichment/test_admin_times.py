@@ -31,15 +31,15 @@ def test_decision_log_list_and_record_use_24_hour_utc(staff_client) -> None:
 
 
 def test_config_and_token_times_too(staff_client, staff_user) -> None:
-    from controlui.models import ApiToken
-    from enrichment.config_store import active_config
+    from accounts.models import ApiToken
+    from enrichment.config.store import active_config
 
     active_config()  # the config row (a transactional test before may have flushed it)
 
     token = ApiToken(user=staff_user, name="ci", created_at=AFTERNOON)
     token.assign_secret()
     token.save()
-    token_admin = staff_client.get("/admin/controlui/apitoken/").content.decode()
+    token_admin = staff_client.get("/admin/accounts/apitoken/").content.decode()
     assert "2026-01-02 15:04:05 UTC" in token_admin
     assert not re.search(r"\b[ap]\.m\.", token_admin)
     config_list = staff_client.get("/admin/enrichment/enrichmentconfig/").content.decode()

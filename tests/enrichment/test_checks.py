@@ -9,9 +9,9 @@ from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from enrichment.config_store import active_config
+from enrichment.config.changes import config_replace
+from enrichment.config.store import active_config
 from enrichment.models import LinkModel, ScopeRule
-from enrichment.services import config_replace
 
 
 def enrichment_checks() -> list[tuple[str, str]]:

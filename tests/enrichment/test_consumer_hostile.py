@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from controlui.plumbing.json_guard import MAX_JSON_DEPTH
+from common.json_guard import MAX_JSON_DEPTH
 from enrichment.models import Run
 from tests.enrichment.test_consumers import connected, enrich_frame, frames_until_results
 

@@ -10,7 +10,7 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from controlui.plumbing.consumers import CLOSE_UNAUTHENTICATED
+from common.consumers import CLOSE_UNAUTHENTICATED
 from enrichment.consumers import MAX_FRAME_BYTES, DecisionsConsumer, EnrichConsumer
 from enrichment.models import Run
 

@@ -22,11 +22,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from enrichment.models import Run
+from tests.enrichment.cli.test_link_understand import REPO_ROOT, failure_line, run
 from tests.enrichment.conftest import SUMMARIZER
 from tests.enrichment.pipeline.fetch.test_webfetch import ARTICLE, LocalServer, page, redirect, send
 from tests.enrichment.pipeline.fetch.test_webfetch import server as server  # noqa: F401 (fixture)
 from tests.enrichment.test_admin import change_url, form_errors, form_values
-from tests.enrichment.test_linkcli import REPO_ROOT, failure_line, run
 
 WAV = b"RIFF\x24\x08\x00\x00WAVEfmt " + bytes(2100)  # above the 1024-byte audio minimum
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
@@ -613,10 +613,10 @@ def test_pages_without_readable_text_still_fail(server: LocalServer, html: bytes
 def test_name_resolving_to_loopback_has_a_blocked_attempt(
     staff_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from enrichment import services
+    from enrichment.services import links
 
     answers = {"intranet.example": ["127.0.0.1"], "unknown.example": []}
-    monkeypatch.setattr(services, "resolve_host", lambda host: answers[host])
+    monkeypatch.setattr(links, "resolve_host", lambda host: answers[host])
     assert put_config(staff_client, links_document(summarizer_model())).status_code == 200
     result = enrich(staff_client, {"body": "http://intranet.example/ http://unknown.example/"})
     blocked, unresolved = result["links"]["urls"]

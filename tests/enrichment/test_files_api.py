@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploadedFile
 from django.test import Client
 
-from controlui.models import ApiToken
+from accounts.models import ApiToken
 from tests.enrichment.pipeline.fixtures.pdf_builder import build_pdf
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from django.utils import timezone
 from enrichment.api.history import SortParam
 from enrichment.models import Run
 from enrichment.selectors import SORTS, HistoryFilters, decision_list, decision_neighbours
-from tests.enrichment.test_exports import streamed
+from tests.enrichment.selectors.test_exports import streamed
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,7 @@ PAGES = Path(__file__).resolve().parents[2] / "bench" / "data" / "extraction"
 GROUND_TRUTH = json.loads((PAGES / "ground-truth.json").read_text())
 
 STORE_DEFAULT_WITH_LOCAL_PAGES = """
-from enrichment.services import config_replace
+from enrichment.config.changes import config_replace
 config_replace(document={
     "tools": {
         "links": {"models": [{"type": "cli", "command": "link-understand",

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.slow
 
 STORE_SUMMARIZER = """
 import json
-from enrichment.config_store import config_document
-from enrichment.services import config_replace
+from enrichment.config.store import config_document
+from enrichment.config.changes import config_replace
 from tests.enrichment.conftest import summarizer_config
 print(json.dumps(config_document()))
 config_replace(document=summarizer_config())
@@ -23,7 +23,7 @@ config_replace(document=summarizer_config())
 
 RESTORE = """
 import json, sys
-from enrichment.services import config_replace
+from enrichment.config.changes import config_replace
 config_replace(document=json.loads({document!r}))
 """
 

@@ -10,11 +10,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from enrichment.config.changes import config_replace
 from enrichment.consumers import MAX_ATTACHMENT_FRAME_BYTES, MAX_FRAME_BYTES, EnrichConsumer
 from enrichment.models import Run
-from enrichment.services import config_replace
-from tests.enrichment import test_media_service as service_tests
-from tests.enrichment.test_media_service import WAV, FakeServer, document, leftovers
+from tests.enrichment.services import test_media as service_tests
+from tests.enrichment.services.test_media import WAV, FakeServer, document, leftovers
 
 # The service tests' fixtures: own MEDIA_ROOT and temp dir, the local server, the fake whisper.
 isolated = service_tests.isolated

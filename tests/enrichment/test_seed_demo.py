@@ -254,12 +254,12 @@ def seed(**options):
 
 @pytest.mark.django_db
 def test_seed_demo_records_a_varied_history_and_restores_the_config():
-    from controlui.models import AssistantMessage, CanvasDocument
-    from enrichment.config_store import config_document
+    from enrichment.config.changes import config_replace
+    from enrichment.config.store import config_document
     from enrichment.models import Attempt, Run, UrlDecision
-    from enrichment.services import config_replace
+    from richoutput.models import AssistantMessage, CanvasDocument
 
-    original_resolver = seed_demo.services.resolve_host
+    original_resolver = seed_demo.link_services.resolve_host
     config_replace(document=summarizer_config(maxLinks=2))
     before = config_document()
     started = timezone.now()
@@ -300,7 +300,7 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     assert all(r.finished_at - r.created_at == timedelta(milliseconds=r.duration_ms) for r in runs)
 
     assert config_document() == before
-    assert seed_demo.services.resolve_host is original_resolver
+    assert seed_demo.link_services.resolve_host is original_resolver
 
     messages = list(AssistantMessage.objects.prefetch_related("blocks"))
     assert len(messages) == 4
@@ -321,7 +321,7 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
 
 @pytest.mark.django_db
 def test_if_empty_seeds_a_fresh_install_once():
-    from enrichment.config_store import config_document
+    from enrichment.config.store import config_document
     from enrichment.models import Run
 
     first, _err = seed(runs=3, days=1, if_empty=True)
@@ -337,7 +337,7 @@ def test_if_empty_seeds_a_fresh_install_once():
 @pytest.mark.django_db
 def test_a_fresh_install_tells_one_story_after_seeding(user_client, staff_client):
     """The rules, agents and models named on the run pages exist in the admin and /tools/."""
-    from enrichment.config_store import active_config
+    from enrichment.config.store import active_config
     from enrichment.models import Run
 
     seed(runs=12, days=1)
@@ -360,13 +360,13 @@ def test_a_fresh_install_tells_one_story_after_seeding(user_client, staff_client
 
 @pytest.mark.django_db
 def test_a_failing_seed_still_restores_config_resolver_and_server(monkeypatch):
-    from enrichment.config_store import config_document
+    from enrichment.config.store import config_document
 
     async def broken(**kwargs):
         raise RuntimeError("pipeline exploded")
 
     monkeypatch.setattr(seed_demo, "enrichment_run", broken)
-    original_resolver = seed_demo.services.resolve_host
+    original_resolver = seed_demo.link_services.resolve_host
     before = config_document()
     threads_before = page_server_threads()
 
@@ -374,7 +374,7 @@ def test_a_failing_seed_still_restores_config_resolver_and_server(monkeypatch):
         seed(runs=4, days=1)
 
     assert config_document() == before
-    assert seed_demo.services.resolve_host is original_resolver
+    assert seed_demo.link_services.resolve_host is original_resolver
     assert page_server_threads() == threads_before
 
 

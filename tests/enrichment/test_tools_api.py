@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from enrichment.config.changes import config_replace
 from enrichment.models import EnrichmentConfig
 from enrichment.pipeline.policy.inventory import BUILTIN_TOOL_NAMES
-from enrichment.services import config_replace
 
 pytestmark = pytest.mark.django_db
 
@@ -276,7 +276,7 @@ def test_anonymous_gets_401(client) -> None:
 
 
 def test_bearer_token_is_accepted(client, user) -> None:
-    from controlui.models import ApiToken
+    from accounts.models import ApiToken
 
     _token, secret = ApiToken.issue(user=user, name="gateway")
     response = client.post(

@@ -11,9 +11,9 @@ from typing import Any, TextIO
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controlui.plumbing.errors import DomainError
+from common.errors import DomainError
 from enrichment.api.limits import MAX_BODY_CHARS
-from enrichment.services import EnrichRequest, enrichment_run
+from enrichment.services.runs import EnrichRequest, enrichment_run
 
 
 def progress_bar(done: int, total: int, started: float, width: int = 30) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from enrichment.config_store import config_document
-from enrichment.openclaw_io import config_to_openclaw
+from enrichment.config.openclaw import config_to_openclaw
+from enrichment.config.store import config_document
 
 
 class Command(BaseCommand):

@@ -9,11 +9,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controlui.plumbing.errors import InvalidInput
-from enrichment.openclaw_io import OpenClawFileError, openclaw_load, openclaw_to_config
+from common.errors import InvalidInput
+from enrichment.config.changes import config_replace
+from enrichment.config.openclaw import OpenClawFileError, openclaw_load, openclaw_to_config
 from enrichment.pipeline.config.model import ConfigError
 from enrichment.pipeline.config.parser import parse_config
-from enrichment.services import config_replace
 
 
 class Command(BaseCommand):

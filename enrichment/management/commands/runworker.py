@@ -11,8 +11,8 @@ from typing import Any
 
 from channels.management.commands.runworker import Command as ChannelsRunworker
 
-from enrichment import jobqueue
-from enrichment.startup import recover_interrupted_runs
+from enrichment.jobs import stream as jobqueue
+from enrichment.services.interrupted import recover_interrupted_runs
 
 
 class Command(ChannelsRunworker):
@@ -20,8 +20,8 @@ class Command(ChannelsRunworker):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["channels"] == ["enrichment"] and jobqueue.stream_mode():
-            from enrichment.link_builtin import start_extraction_pool
-            from enrichment.stream_worker import serve_forever
+            from enrichment.jobs.stream_worker import serve_forever
+            from enrichment.services.links import start_extraction_pool
 
             recover_interrupted_runs()
             # Pre-warmed before the first job, as in daphne (controlui/asgi.py): the built-in

@@ -33,11 +33,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 from django.utils import timezone
 
-from controlui.models import AssistantMessage
-from controlui.plumbing.errors import DomainError
-from controlui.rich.services import canvas_document_store, message_store
-from enrichment import services
-from enrichment.config_store import config_document, default_document
+from common.errors import DomainError
+from enrichment.config.changes import config_replace
+from enrichment.config.store import config_document, default_document
 from enrichment.demo import DemoPageServer
 from enrichment.demo.samples import (
     CONVERSATIONS,
@@ -53,7 +51,10 @@ from enrichment.demo.samples import (
 )
 from enrichment.management.commands.enrich import progress_bar
 from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.services import EnrichRequest, config_replace, enrichment_run
+from enrichment.services import links as link_services
+from enrichment.services.runs import EnrichRequest, enrichment_run
+from richoutput.models import AssistantMessage
+from richoutput.services import canvas_document_store, message_store
 
 DEFAULT_RUNS = 300
 DEFAULT_DAYS = 7
@@ -120,12 +121,12 @@ def demo_document(pages_dir: Path) -> dict[str, Any]:
 @contextmanager
 def demo_dns() -> Iterator[None]:
     """Answer the SSRF check's DNS questions from the demo world while seeding."""
-    original = services.resolve_host
-    services.resolve_host = demo_resolve
+    original = link_services.resolve_host
+    link_services.resolve_host = demo_resolve
     try:
         yield
     finally:
-        services.resolve_host = original
+        link_services.resolve_host = original
 
 
 def spread_timestamps(count: int, *, days: int, now: datetime, rng: Random) -> list[datetime]:

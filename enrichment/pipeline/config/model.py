@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from enrichment.pipeline.config.readers import ConfigIssue as ConfigIssue  # re-exported
 from enrichment.pipeline.config.readers import Number, json_copy
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy
+from enrichment.pipeline.net.ssrf import SsrfPolicy
 from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
 
 DEFAULT_MAX_LINKS = 3

@@ -6,7 +6,7 @@ from typing import Any
 
 from enrichment.pipeline.config.model import WEB_FETCH_INTS, WebFetchConfig
 from enrichment.pipeline.config.readers import ConfigReader
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy
+from enrichment.pipeline.net.ssrf import SsrfPolicy
 
 WEB_FETCH_KEYS = frozenset({*WEB_FETCH_INTS, "cacheTtlMinutes", "userAgent", "ssrfPolicy"})
 

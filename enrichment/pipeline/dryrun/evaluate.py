@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import ada_url
@@ -39,54 +38,23 @@ from enrichment.pipeline.config.model import (
     effective_links_config,
     effective_media_config,
 )
+from enrichment.pipeline.dryrun.decisions import (
+    RecordedRun,
+    RecordedUrl,
+    RunDecision,
+    UrlVerdict,
+)
 from enrichment.pipeline.dryrun.report import AffectedRun, DryRunReport
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url, normalize_hostname
 from enrichment.pipeline.links.detection import extract_links
 from enrichment.pipeline.links.envelope import LinkOutput, format_link_sections
 from enrichment.pipeline.links.stage import entry_argv
+from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url, normalize_hostname
 from enrichment.pipeline.scope import evaluate_scope
 from enrichment.pipeline.templates import MessageContext
 
 GATES_WITHOUT_URLS = ("disabled", "scope-deny", "no-links")
 MEDIA_CAPABILITIES = ("image", "audio", "video")
 UNKNOWN_REASON = "no recorded DNS answer for this host (a real run would resolve it)"
-
-
-@dataclass(frozen=True)
-class RecordedUrl:
-    url: str
-    blocked: bool
-    reason: str | None
-    addresses: tuple[str, ...]
-    argvs: tuple[tuple[str, ...], ...]  # CLI attempts in order (the SSRF pseudo-attempt left out)
-    succeeded: bool  # the fallback chain ended with a success
-    summary: str = ""
-    source: str | None = None  # command of the successful attempt
-
-
-@dataclass(frozen=True)
-class RecordedRun:
-    run_id: int
-    outcome: str
-    matched_rule: int | None
-    channel: str = ""
-    chat_type: str = ""
-    session_key: str = ""
-    agent_id: str = ""
-    message_id: str = ""
-    link_text: str = ""
-    urls: tuple[RecordedUrl, ...] = ()
-    media: tuple[tuple[str, str], ...] = ()  # (capability, outcome) of each media decision
-
-    def context(self) -> MessageContext:
-        return MessageContext(
-            body=self.link_text,
-            channel=self.channel or None,
-            chat_type=self.chat_type or None,
-            session_key=self.session_key or None,
-            message_sid=self.message_id or None,
-            agent_id=self.agent_id or None,
-        )
 
 
 def link_scan_text(
@@ -107,39 +75,6 @@ def link_scan_text(
     if enriched_body == envelope:
         return ""
     return enriched_body.removesuffix("\n\n" + envelope)
-
-
-@dataclass(frozen=True)
-class UrlVerdict:
-    url: str
-    blocked: bool | None  # None: unknown (no recorded DNS answer)
-    reason: str | None
-    argvs: tuple[tuple[str, ...], ...]
-    succeeded: bool = False  # recorded side only: the chain stopped at a success
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "blocked": self.blocked,
-            "reason": self.reason,
-            "argv": [list(argv) for argv in self.argvs],
-        }
-
-
-@dataclass(frozen=True)
-class RunDecision:
-    gate: str
-    matched_rule: int | None
-    urls: tuple[UrlVerdict, ...] = ()
-    media: tuple[tuple[str, str], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": self.gate,
-            "matchedRule": self.matched_rule,
-            "urls": [url.to_dict() for url in self.urls],
-            "media": [{"capability": c, "outcome": o} for c, o in self.media],
-        }
 
 
 def recorded_decision(run: RecordedRun) -> RunDecision:

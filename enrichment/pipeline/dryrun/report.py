@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from enrichment.pipeline.dryrun.evaluate import RunDecision
+from enrichment.pipeline.dryrun.decisions import RunDecision
 
 
 @dataclass(frozen=True)

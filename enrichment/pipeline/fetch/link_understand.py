@@ -1,6 +1,6 @@
 """The built-in ``link-understand`` fetcher: its arguments, and a run inside the caller.
 
-The console script (``enrichment.linkcli``) and the in-process runner share this module, so a
+The console script (``enrichment.cli.link_understand``) and the in-process runner share this module, so a
 link model whose command is the bare name ``link-understand`` gives the same answer whether it
 runs as a subprocess or inside the server: the same argument parser over the same rendered
 argv, the same guarded fetch and limits, the same extraction, wrapper, cache key and one-line

@@ -26,15 +26,18 @@ from enrichment.pipeline.fetch.link_understand import (
     page_output,
     parse_request,
 )
-from enrichment.pipeline.fetch.ssrf import Resolver, SsrfPolicy, system_resolve
 from enrichment.pipeline.fetch.webfetch import (
-    FetchError,
-    clamp_max_response_bytes,
     page_cache_key,
     page_result_from_cache,
     page_result_to_cache,
 )
-from enrichment.pipeline.fetch.webfetch_async import fetch_guarded_async, guard_url_async
+from enrichment.pipeline.net.http import (
+    FetchError,
+    clamp_max_response_bytes,
+    fetch_guarded_async,
+    guard_url_async,
+)
+from enrichment.pipeline.net.ssrf import Resolver, SsrfPolicy, system_resolve
 from enrichment.pipeline.runner import DEFAULT_MAX_STDOUT_BYTES, STDERR_TAIL_BYTES, CommandResult
 from enrichment.pipeline.templates import js_trim
 

@@ -1,166 +1,29 @@
-"""Fetch results, response limits and page reading (fetch + extract + wrap, behind a cache).
+"""Page reading: fetch + extract + wrap, behind an optional cache.
 
 The guarded fetch itself — pinned DNS, redirects re-checked, the body capped, one deadline —
-lives in ``webfetch_async`` and runs on an event loop; ``fetch_guarded`` and ``guard_url`` here
-are its blocking doors (the console script, tests), so there is one implementation.
+is ``enrichment.pipeline.net.http``; ``read_page`` uses its blocking door (the console script),
+the server its async one (``link_understand_run``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-import math
 import re
-import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
-import httpx
-
-from enrichment.pipeline.fetch.ssrf import (
+from enrichment.pipeline.fetch.wrapper import wrap_with_limit
+from enrichment.pipeline.net.http import FetchResponse, fetch_guarded, guard_url
+from enrichment.pipeline.net.ssrf import (
     Resolver,
     SsrfPolicy,
     system_resolve,
 )
-from enrichment.pipeline.fetch.wrapper import wrap_with_limit
 
 if TYPE_CHECKING:  # extraction (trafilatura, lxml) loads only where pages are extracted
     from enrichment.pipeline.fetch.extraction import ExtractedContent, ExtractMode
-
-DEFAULT_USER_AGENT = (
-    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_2) AppleWebKit/537.36 "
-    "(KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36"
-)
-ACCEPT = "text/markdown, text/html;q=0.9, */*;q=0.1"
-ACCEPT_LANGUAGE = "en-US,en;q=0.9"
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "cookie2"})
-DEFAULT_MAX_RESPONSE_BYTES = 2_000_000
-MIN_RESPONSE_BYTES = 32_000
-MAX_RESPONSE_BYTES = 10_000_000
-
-Clock = Callable[[], float]
-T = TypeVar("T")
-
-
-class FetchError(Exception):
-    """A fetch that did not produce a usable response; ``reason`` is short and stable."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class FetchResponse:
-    final_url: str
-    status: int
-    headers: tuple[tuple[str, str], ...]  # (lower-cased name, value), in received order
-    body: bytes
-    truncated: bool  # the body was cut at max_response_bytes
-    warnings: tuple[str, ...]
-    address: str  # the IP address the final hop was connected to
-
-    def header(self, name: str) -> str | None:
-        wanted = name.lower()
-        return next((value for key, value in self.headers if key == wanted), None)
-
-    @property
-    def content_type(self) -> str | None:
-        return self.header("content-type")
-
-
-def clamp_max_response_bytes(value: float | None) -> int:
-    """Notes A2: floor, clamp to [32,000, 10,000,000]; missing, non-finite or <= 0 -> default."""
-    if value is None or not math.isfinite(value) or value <= 0:
-        return DEFAULT_MAX_RESPONSE_BYTES
-    return min(MAX_RESPONSE_BYTES, max(MIN_RESPONSE_BYTES, math.floor(value)))
-
-
-def fetch_guarded(
-    url: str,
-    *,
-    policy: SsrfPolicy,
-    resolve: Resolver = system_resolve,
-    max_redirects: int = 3,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    timeout_seconds: float = 30,
-    user_agent: str = DEFAULT_USER_AGENT,
-    extra_headers: Mapping[str, str] | None = None,
-    clock: Clock = time.monotonic,
-) -> FetchResponse:
-    """GET ``url`` through the SSRF guard; raises FetchError with a short reason.
-
-    The blocking door of ``webfetch_async.fetch_guarded_async`` (the one implementation): it
-    runs on an event loop of its own, so it must not be called from a running loop's thread.
-    One deadline (``timeout_seconds``) covers DNS, every hop and reading the body.
-    """
-    from enrichment.pipeline.fetch.webfetch_async import fetch_guarded_async
-
-    return run_blocking(
-        fetch_guarded_async(
-            url,
-            policy=policy,
-            resolve=resolve,
-            max_redirects=max_redirects,
-            max_response_bytes=max_response_bytes,
-            timeout_seconds=timeout_seconds,
-            user_agent=user_agent,
-            extra_headers=extra_headers,
-            clock=clock,
-        )
-    )
-
-
-def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` on an event loop of its own and return its result.
-
-    Unlike ``asyncio.run`` it does not wait for the loop's threads on the way out: a DNS
-    lookup that outlived the deadline (getaddrinfo cannot be interrupted) finishes in its
-    thread while the caller already has its "timed out" answer.
-    """
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(coroutine)
-    finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()  # shuts the default executor down without waiting
-
-
-def parse_url(raw: str) -> httpx.URL:
-    """An http(s) URL with a host, or FetchError("Invalid URL: must be http or https")."""
-    try:
-        url = httpx.URL(raw.strip())
-    except (httpx.InvalidURL, TypeError) as error:
-        raise FetchError("Invalid URL: must be http or https") from error
-    if url.scheme not in ("http", "https") or not url.host:
-        raise FetchError("Invalid URL: must be http or https")
-    return url
-
-
-def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
-    default_port = {"http": 80, "https": 443}.get(url.scheme)
-    return (url.scheme, url.host.lower(), url.port or default_port)
-
-
-class Deadline:
-    """One budget for the whole operation (DNS, all hops, body)."""
-
-    def __init__(self, clock: Clock, seconds: float) -> None:
-        self._clock = clock
-        self._seconds = seconds
-        self._ends_at = clock() + seconds
-
-    def remaining(self) -> float:
-        return self._ends_at - self._clock()
-
-    def expired_error(self) -> FetchError:
-        return FetchError(f"timed out after {self._seconds:g}s")
-
-
-# --- page reading: fetch + extract + wrap, behind an optional cache ---------------------------
 
 
 @dataclass(frozen=True)
@@ -197,18 +60,6 @@ def page_cache_key(url: str, mode: ExtractMode, max_chars: int, policy: SsrfPoli
     policy_text = json.dumps(policy.to_dict(), sort_keys=True)
     material = f"{url.strip()}\n{mode}\n{max_chars}\n{policy_text}"
     return f"link-understand:{hashlib.sha256(material.encode()).hexdigest()}"
-
-
-def guard_url(
-    url: str, *, policy: SsrfPolicy, resolve: Resolver = system_resolve, timeout_seconds: float = 30
-) -> None:
-    """Raise FetchError when ``url`` is not a fetchable http(s) URL or the SSRF guard blocks it
-    now (its name resolves to a blocked address today, whatever it resolved to when cached)."""
-    from enrichment.pipeline.fetch.webfetch_async import guard_url_async
-
-    run_blocking(
-        guard_url_async(url, policy=policy, resolve=resolve, timeout_seconds=timeout_seconds)
-    )
 
 
 def read_page(

@@ -28,18 +28,18 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
-from enrichment.pipeline.fetch.ssrf import (
-    DEFAULT_POLICY,
-    JS_WHITESPACE,
-    SsrfPolicy,
-    check_url,
-    classify_host,
-)
 from enrichment.pipeline.links.markdown_spans import (
     markdown_link_spans,
     sanitized_pieces,
     simple_link_spans,
     strip_markdown_links,
+)
+from enrichment.pipeline.net.ssrf import (
+    DEFAULT_POLICY,
+    JS_WHITESPACE,
+    SsrfPolicy,
+    check_url,
+    classify_host,
 )
 
 __all__ = [

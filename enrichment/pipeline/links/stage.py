@@ -21,15 +21,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from enrichment.pipeline.config.model import DEFAULT_TIMEOUT_SECONDS, LinkModel, LinksConfig
-from enrichment.pipeline.fetch.ssrf import (
-    Resolver,
-    SsrfPolicy,
-    Verdict,
-    blocked_message,
-    check_url,
-    check_url_async,
-    system_resolve,
-)
 from enrichment.pipeline.links.decisions import (
     Attempt,
     LinkDecision,
@@ -39,6 +30,15 @@ from enrichment.pipeline.links.decisions import (
 )
 from enrichment.pipeline.links.detection import extract_links
 from enrichment.pipeline.links.envelope import LinkOutput, format_link_body
+from enrichment.pipeline.net.ssrf import (
+    Resolver,
+    SsrfPolicy,
+    Verdict,
+    blocked_message,
+    check_url,
+    check_url_async,
+    system_resolve,
+)
 from enrichment.pipeline.runner import CommandResult, CommandRunner, run_command
 from enrichment.pipeline.scope import ScopeDecision, evaluate_scope
 from enrichment.pipeline.stages import Emit, StageResult

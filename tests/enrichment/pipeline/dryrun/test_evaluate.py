@@ -7,9 +7,8 @@ from typing import Any
 import pytest
 
 from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.dryrun.decisions import RecordedRun, RecordedUrl
 from enrichment.pipeline.dryrun.evaluate import (
-    RecordedRun,
-    RecordedUrl,
     chain_agrees,
     dry_run,
     link_scan_text,
@@ -191,7 +190,7 @@ def test_the_link_text_of_a_media_run_is_its_body_without_the_link_envelope():
     ids=["success-prefix", "all-failed-same", "failed-new-fallback", "argv-changed"],
 )
 def test_chain_agreement(recorded, succeeded, planned, agrees):
-    from enrichment.pipeline.dryrun.evaluate import UrlVerdict
+    from enrichment.pipeline.dryrun.decisions import UrlVerdict
 
     assert (
         chain_agrees(

@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from enrichment.linkcli import fetch_environment
 from enrichment.pipeline.config.model import WebFetchConfig
+from enrichment.pipeline.fetch.cli_environment import fetch_environment
 from enrichment.pipeline.fetch.link_understand import IN_PROCESS_TYPE, is_builtin, warm_up
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.fetch.process_pool import ProcessPool
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy
+from enrichment.pipeline.net.ssrf import SsrfPolicy
 from enrichment.pipeline.runner import CommandResult, run_command
 from tests.enrichment.pipeline.fetch import pool_jobs
 from tests.enrichment.pipeline.fetch.test_webfetch import (
@@ -256,7 +256,7 @@ async def test_a_run_timing_out_in_extraction_leaves_no_worker_stuck(
         ((f"{SCRIPTS}/link-understand", "--url", "x"), False),
         (("./link-understand",), False),
         (("link-understand-extra",), False),
-        (("python", "-m", "enrichment.linkcli"), False),
+        (("python", "-m", "enrichment.cli.link_understand"), False),
         ((), False),
     ],
     ids=["bare-name", "by-path", "relative-path", "other-name", "module", "empty"],

@@ -15,20 +15,19 @@ import httpx
 import pytest
 import trustme
 
-from enrichment.pipeline.fetch import webfetch_async
 from enrichment.pipeline.fetch.extraction import ExtractionError
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy
-from enrichment.pipeline.fetch.webfetch import (
+from enrichment.pipeline.fetch.webfetch import PageCache, read_page
+from enrichment.pipeline.fetch.wrapper import END_MARKER, SECURITY_NOTICE, START_MARKER
+from enrichment.pipeline.net import http as webfetch_async
+from enrichment.pipeline.net.http import (
     ACCEPT,
     DEFAULT_USER_AGENT,
     FetchError,
     FetchResponse,
-    PageCache,
     clamp_max_response_bytes,
     fetch_guarded,
-    read_page,
 )
-from enrichment.pipeline.fetch.wrapper import END_MARKER, SECURITY_NOTICE, START_MARKER
+from enrichment.pipeline.net.ssrf import SsrfPolicy
 
 LOCAL = SsrfPolicy(allowed_hostnames=("127.0.0.1",))
 Route = Callable[[BaseHTTPRequestHandler], None]

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy, check_url
 from enrichment.pipeline.links.detection import (
     bare_tokens,
     clear_verdict_cache,
@@ -14,6 +13,7 @@ from enrichment.pipeline.links.detection import (
     strip_markdown_links,
     trim_trailing_punctuation,
 )
+from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url
 
 DETECTION = [
     # bare scan

@@ -5,14 +5,6 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enrichment.pipeline.fetch.ssrf import (
-    DEFAULT_POLICY,
-    JS_WHITESPACE,
-    SsrfPolicy,
-    check_url,
-    classify_address,
-    classify_host,
-)
 from enrichment.pipeline.links.detection import (
     bare_tokens,
     clear_verdict_cache,
@@ -22,6 +14,14 @@ from enrichment.pipeline.links.detection import (
     resolve_max_links,
     sanitized_pieces,
     strip_markdown_links,
+)
+from enrichment.pipeline.net.ssrf import (
+    DEFAULT_POLICY,
+    JS_WHITESPACE,
+    SsrfPolicy,
+    check_url,
+    classify_address,
+    classify_host,
 )
 
 # Fragments that exercise the markdown scanner, trimming and the host check together.

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enrichment.pipeline.fetch.ssrf import JS_WHITESPACE
 from enrichment.pipeline.links import detection as links
 from enrichment.pipeline.links._linkscan import candidates as c_candidates
 from enrichment.pipeline.links.detection import (
@@ -25,6 +24,7 @@ from enrichment.pipeline.links.detection import (
     trim_trailing_punctuation,
 )
 from enrichment.pipeline.links.markdown_spans import markdown_link_spans, simple_link_spans
+from enrichment.pipeline.net.ssrf import JS_WHITESPACE
 
 
 def full_candidates(source: str) -> list[Candidate]:

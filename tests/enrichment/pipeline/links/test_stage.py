@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from enrichment.pipeline.config.model import LinkModel, LinksConfig
-from enrichment.pipeline.fetch.ssrf import SsrfPolicy
 from enrichment.pipeline.links.decisions import Attempt, LinkDecision, UrlDecision, ssrf_attempt
 from enrichment.pipeline.links.stage import (
     PENDING_NOTICE,
@@ -21,6 +20,7 @@ from enrichment.pipeline.links.stage import (
     explain_links,
     run_link_understanding,
 )
+from enrichment.pipeline.net.ssrf import SsrfPolicy
 from enrichment.pipeline.runner import CommandResult
 from enrichment.pipeline.scope import ScopeConfig, ScopeMatch, ScopeRule
 from enrichment.pipeline.templates import MessageContext

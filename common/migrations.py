@@ -1,0 +1,116 @@
+"""Migration operations shared by the apps.
+
+``CreateModelMovedFrom`` is how a model moves from one app to another without losing a row.
+Until 2026-12 the API tokens, assistant messages, canvas blocks and canvas documents were
+models of the ``controlui`` app (tables ``controlui_apitoken`` …); they now belong to the
+``accounts`` and ``richoutput`` apps. Their first migration creates each model, except where
+the old table is there already (a database created by an earlier release): then it renames
+that table, rows, indexes and constraints included, and nothing is created. Going back
+renames the table back, so the earlier release finds its data where it left it::
+
+    database at 2026-11 (controlui_canvasdocument, 3 rows)
+    migrate richoutput 0001   -> richoutput_canvasdocument, the same 3 rows
+    migrate richoutput zero   -> controlui_canvasdocument, the same 3 rows
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import ProjectState
+
+
+class MovedModelError(RuntimeError):
+    """The old table exists, but not in the shape the last migration of its old app left."""
+
+
+class CreateModelMovedFrom(migrations.CreateModel):
+    """``CreateModel`` that adopts (renames) ``old_table`` when a database already has it.
+
+    ``requires`` names the last migration of the old app (``(app_label, name)``): a table
+    from before it would lack columns the model has, so adopting it is refused with a message
+    saying which release to migrate with first.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        fields: list[tuple[str, Any]],
+        *,
+        old_table: str,
+        requires: tuple[str, str],
+        **kwargs: Any,
+    ) -> None:
+        self.old_table = old_table
+        self.requires = tuple(requires)
+        super().__init__(name, fields, **kwargs)
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        name, args, kwargs = super().deconstruct()
+        kwargs["old_table"] = self.old_table
+        kwargs["requires"] = self.requires
+        return name, args, kwargs
+
+    def database_forwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        model = to_state.apps.get_model(app_label, self.name)
+        if not self.allow_migrate_model(schema_editor.connection.alias, model):
+            return
+        tables = schema_editor.connection.introspection.table_names()
+        if self.old_table in tables and model._meta.db_table not in tables:
+            self._check_old_shape(schema_editor)
+            schema_editor.alter_db_table(model, self.old_table, model._meta.db_table)
+        else:
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        # Back to the old app's table (never a DROP): the earlier release's code, whose
+        # migrations are still recorded, reads these rows again.
+        model = from_state.apps.get_model(app_label, self.name)
+        if self.allow_migrate_model(schema_editor.connection.alias, model):
+            schema_editor.alter_db_table(model, model._meta.db_table, self.old_table)
+
+    def _check_old_shape(self, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        app, name = self.requires
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM django_migrations WHERE app = %s AND name = %s", [app, name]
+            )
+            (applied,) = cursor.fetchone()
+        if not applied:
+            raise MovedModelError(
+                f"table {self.old_table} is older than migration {app}.{name}: migrate this "
+                "database with the 2026-11 release first, then with this one"
+            )
+
+    def describe(self) -> str:
+        return f"Create model {self.name} (or adopt table {self.old_table})"
+
+
+def content_types_moved(old_label: str, new_label: str, models: list[str]) -> migrations.RunPython:
+    """Point the content types (permissions, admin log entries) of moved models at their new
+    app, and back when the migration is reversed."""
+
+    def relabel(apps: Any, source: str, target: str) -> None:
+        content_type = apps.get_model("contenttypes", "ContentType")
+        for model in models:
+            if not content_type.objects.filter(app_label=target, model=model).exists():
+                content_type.objects.filter(app_label=source, model=model).update(app_label=target)
+
+    return migrations.RunPython(
+        lambda apps, _schema: relabel(apps, old_label, new_label),
+        lambda apps, _schema: relabel(apps, new_label, old_label),
+    )

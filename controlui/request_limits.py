@@ -1,0 +1,30 @@
+"""The request-body limit of every route, for the server edge (``server.body_limits``).
+
+The upload endpoints accept what they read plus room for the multipart framing; everything
+else (login, admin forms, the JSON API) ``DATA_UPLOAD_MAX_MEMORY_SIZE``::
+
+    body_limit_for("POST", "/api/files/extract")  -> 6 MiB (a 5 MiB file + 1 MiB of framing)
+    body_limit_for("POST", "/login/")             -> DATA_UPLOAD_MAX_MEMORY_SIZE
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from enrichment.api.enrich import MAX_UPLOAD_FILES
+from enrichment.api.files import UPLOAD_LIMITS
+from enrichment.services.media import MAX_UPLOAD_BYTES
+from server.body_limits import MIB
+
+MULTIPART_ROOM = MIB  # form fields, part headers and boundaries around the files
+UPLOAD_ROUTES = {
+    "/api/files/extract": UPLOAD_LIMITS.max_bytes + MULTIPART_ROOM,
+    "/api/enrich/upload": MAX_UPLOAD_FILES * MAX_UPLOAD_BYTES + MULTIPART_ROOM,
+}
+
+
+def body_limit_for(method: str, path: str) -> int:
+    """The most bytes of request body ``method path`` may carry."""
+    if method.upper() == "POST" and path in UPLOAD_ROUTES:
+        return UPLOAD_ROUTES[path]
+    return int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)

@@ -1,1 +1,0 @@
-"""The rich-output app's Django glue (the pure core is controlui/canvas): API router, services, selectors, views."""

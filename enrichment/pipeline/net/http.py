@@ -1,0 +1,407 @@
+"""The guarded HTTP fetch: the only door from the enrichment pipeline to the network.
+
+Every hop (the first request and each redirect) is parsed, its host classified, its name
+resolved **once**, every answer classified, and the TCP connection made to the checked address
+itself. The hostname travels only in the ``Host`` header and as TLS SNI / certificate name,
+so a DNS answer that changes between check and connect (DNS rebinding) cannot redirect us.
+
+Worked example of a redirect chain with ``max_redirects=3``::
+
+    GET http://a.test/      -> 302 Location: /b        (hop 1, same origin)
+    GET http://a.test/b     -> 301 Location: http://c.test/   (hop 2, cross-origin: the
+                                 Authorization/Cookie headers are dropped from here on)
+    GET http://c.test/      -> 200                      final_url = "http://c.test/"
+
+A fourth redirect would fail with ``Too many redirects (limit: 3)``; a hop back to an already
+visited redirect target fails with ``Redirect loop detected``. The body is capped at
+``max_response_bytes``; one deadline covers DNS, every hop and the body.
+
+It runs on the caller's event loop (aiohttp: a C HTTP parser, about a third of httpx's CPU
+per request); the blocking ``fetch_guarded`` runs this same code on a loop of its
+own, so the console script and the in-process fetcher answer alike. Connections are never
+pooled: a pooled TLS connection opened for one hostname must not carry another's request.
+DNS (``getaddrinfo``) cannot be awaited, so the check runs in a thread and the deadline waits
+for it from the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import ssl
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, TypeVar
+
+import aiohttp
+import httpx
+from yarl import URL
+
+from enrichment.pipeline.net.ssrf import (
+    UNRESOLVED,
+    Resolver,
+    SsrfPolicy,
+    blocked_message,
+    check_url_async,
+    system_resolve,
+)
+
+# Header lines up to 64 KiB (aiohttp's default is 8 KiB; pages with large cookies exceed it).
+MAX_HEADER_LINE = 65_536
+READ_CHUNK = 65_536
+
+DEFAULT_USER_AGENT = (
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_2) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36"
+)
+ACCEPT = "text/markdown, text/html;q=0.9, */*;q=0.1"
+ACCEPT_LANGUAGE = "en-US,en;q=0.9"
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "cookie2"})
+DEFAULT_MAX_RESPONSE_BYTES = 2_000_000
+MIN_RESPONSE_BYTES = 32_000
+MAX_RESPONSE_BYTES = 10_000_000
+
+Clock = Callable[[], float]
+T = TypeVar("T")
+
+
+class FetchError(Exception):
+    """A fetch that did not produce a usable response; ``reason`` is short and stable."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    final_url: str
+    status: int
+    headers: tuple[tuple[str, str], ...]  # (lower-cased name, value), in received order
+    body: bytes
+    truncated: bool  # the body was cut at max_response_bytes
+    warnings: tuple[str, ...]
+    address: str  # the IP address the final hop was connected to
+
+    def header(self, name: str) -> str | None:
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key == wanted), None)
+
+    @property
+    def content_type(self) -> str | None:
+        return self.header("content-type")
+
+
+def clamp_max_response_bytes(value: float | None) -> int:
+    """Notes A2: floor, clamp to [32,000, 10,000,000]; missing, non-finite or <= 0 -> default."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    return min(MAX_RESPONSE_BYTES, max(MIN_RESPONSE_BYTES, math.floor(value)))
+
+
+def fetch_guarded(
+    url: str,
+    *,
+    policy: SsrfPolicy,
+    resolve: Resolver = system_resolve,
+    max_redirects: int = 3,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    timeout_seconds: float = 30,
+    user_agent: str = DEFAULT_USER_AGENT,
+    extra_headers: Mapping[str, str] | None = None,
+    clock: Clock = time.monotonic,
+) -> FetchResponse:
+    """GET ``url`` through the SSRF guard; raises FetchError with a short reason.
+
+    The blocking door of ``fetch_guarded_async`` (the one implementation): it
+    runs on an event loop of its own, so it must not be called from a running loop's thread.
+    One deadline (``timeout_seconds``) covers DNS, every hop and reading the body.
+    """
+    return run_blocking(
+        fetch_guarded_async(
+            url,
+            policy=policy,
+            resolve=resolve,
+            max_redirects=max_redirects,
+            max_response_bytes=max_response_bytes,
+            timeout_seconds=timeout_seconds,
+            user_agent=user_agent,
+            extra_headers=extra_headers,
+            clock=clock,
+        )
+    )
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on an event loop of its own and return its result.
+
+    Unlike ``asyncio.run`` it does not wait for the loop's threads on the way out: a DNS
+    lookup that outlived the deadline (getaddrinfo cannot be interrupted) finishes in its
+    thread while the caller already has its "timed out" answer.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()  # shuts the default executor down without waiting
+
+
+def parse_url(raw: str) -> httpx.URL:
+    """An http(s) URL with a host, or FetchError("Invalid URL: must be http or https")."""
+    try:
+        url = httpx.URL(raw.strip())
+    except (httpx.InvalidURL, TypeError) as error:
+        raise FetchError("Invalid URL: must be http or https") from error
+    if url.scheme not in ("http", "https") or not url.host:
+        raise FetchError("Invalid URL: must be http or https")
+    return url
+
+
+def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
+    default_port = {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.host.lower(), url.port or default_port)
+
+
+class Deadline:
+    """One budget for the whole operation (DNS, all hops, body)."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        self._clock = clock
+        self._seconds = seconds
+        self._ends_at = clock() + seconds
+
+    def remaining(self) -> float:
+        return self._ends_at - self._clock()
+
+    def expired_error(self) -> FetchError:
+        return FetchError(f"timed out after {self._seconds:g}s")
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs milliseconds; it is loaded once per process.
+    return httpx.create_ssl_context()
+
+
+async def fetch_guarded_async(
+    url: str,
+    *,
+    policy: SsrfPolicy,
+    resolve: Resolver = system_resolve,
+    max_redirects: int = 3,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    timeout_seconds: float = 30,
+    user_agent: str = DEFAULT_USER_AGENT,
+    extra_headers: Mapping[str, str] | None = None,
+    clock: Clock = time.monotonic,
+) -> FetchResponse:
+    """GET ``url`` through the SSRF guard without blocking the loop; raises FetchError."""
+    deadline = Deadline(clock, timeout_seconds)
+    headers = {
+        "Accept": ACCEPT,
+        "User-Agent": user_agent or DEFAULT_USER_AGENT,
+        "Accept-Language": ACCEPT_LANGUAGE,
+        **(extra_headers or {}),
+    }
+    try:
+        async with asyncio.timeout(max(0.0, deadline.remaining())), _session() as session:
+            return await _follow(session, url, headers, policy, resolve, max_redirects,
+                                 max_response_bytes)  # fmt: skip
+    except TimeoutError as error:
+        raise deadline.expired_error() from error
+    except aiohttp.ClientError as error:
+        raise FetchError(f"connection failed: {describe_error(error)}") from error
+
+
+async def guard_url_async(url: str, *, policy: SsrfPolicy, resolve: Resolver = system_resolve,
+                          timeout_seconds: float = 30) -> None:  # fmt: skip
+    """``webfetch.guard_url`` without blocking the loop: raise FetchError when ``url`` is not
+    a fetchable http(s) URL or the SSRF guard blocks it now."""
+    deadline = Deadline(time.monotonic, timeout_seconds)
+    try:
+        async with asyncio.timeout(max(0.0, deadline.remaining())):
+            await _checked_addresses(parse_url(url), policy, resolve)
+    except TimeoutError as error:
+        raise deadline.expired_error() from error
+
+
+def guard_url(
+    url: str, *, policy: SsrfPolicy, resolve: Resolver = system_resolve, timeout_seconds: float = 30
+) -> None:
+    """Raise FetchError when ``url`` is not a fetchable http(s) URL or the SSRF guard blocks it
+    now (its name resolves to a blocked address today, whatever it resolved to when cached)."""
+    run_blocking(
+        guard_url_async(url, policy=policy, resolve=resolve, timeout_seconds=timeout_seconds)
+    )
+
+
+def describe_error(error: BaseException) -> str:
+    """The first line of a connection error, without aiohttp's restatement of the address."""
+    cause = error.os_error if isinstance(error, aiohttp.ClientConnectorError) else error
+    text = str(cause).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__
+
+
+def _session() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(force_close=True, limit=0, ssl=tls_context()),
+        cookie_jar=aiohttp.DummyCookieJar(),  # no hop sends what another hop set
+        timeout=aiohttp.ClientTimeout(total=None),  # the one deadline governs
+        trust_env=False,  # no proxy from the environment can bypass the pinning
+        max_line_size=MAX_HEADER_LINE,
+        max_field_size=MAX_HEADER_LINE,
+    )
+
+
+async def _follow(
+    session: aiohttp.ClientSession,
+    url: str,
+    headers: dict[str, str],
+    policy: SsrfPolicy,
+    resolve: Resolver,
+    max_redirects: int,
+    max_response_bytes: int,
+) -> FetchResponse:
+    current = parse_url(url)
+    final_url = url  # reported unchanged when there is no redirect (notes A4)
+    seen_targets: set[str] = set()
+    redirects = 0
+    while True:
+        response, address = await _send_pinned(session, current, headers, policy, resolve)
+        if response.status not in REDIRECT_STATUSES:
+            return await _finish(response, final_url, address, max_response_bytes)
+        location = response.headers.get("location")
+        response.close()  # a redirect's body is never read
+        if not location:
+            raise FetchError(f"Redirect missing location header ({response.status})")
+        redirects += 1
+        if redirects > max_redirects:
+            raise FetchError(f"Too many redirects (limit: {max_redirects})")
+        target = _redirect_target(current, location)
+        # Only redirect targets are remembered, so a hop back to the start URL is caught on
+        # its second occurrence (reference behaviour).
+        if str(target) in seen_targets:
+            raise FetchError("Redirect loop detected")
+        seen_targets.add(str(target))
+        if origin_of(target) != origin_of(current):
+            for name in [name for name in headers if name.lower() in SENSITIVE_HEADERS]:
+                del headers[name]
+        current, final_url = target, str(target)
+
+
+def _redirect_target(current: httpx.URL, location: str) -> httpx.URL:
+    """The next hop's URL. A Location with a scheme must be a whole http(s) URL with a host
+    (``http:%2F%2F127.0.0.1/x`` and ``http://[::1/x`` are refused, before anything is
+    resolved); one without is resolved against the current URL."""
+    try:
+        given = httpx.URL(location.strip())
+        return parse_url(str(given if given.scheme else current.join(given)))
+    except (httpx.InvalidURL, FetchError) as error:
+        raise FetchError("Invalid redirect location") from error
+
+
+async def _send_pinned(
+    session: aiohttp.ClientSession,
+    url: httpx.URL,
+    headers: dict[str, str],
+    policy: SsrfPolicy,
+    resolve: Resolver,
+) -> tuple[aiohttp.ClientResponse, str]:
+    """Send one hop to each checked address in turn until one accepts the connection."""
+    addresses = await _checked_addresses(url, policy, resolve)
+    host_header = url.netloc.decode("ascii").rsplit("@", 1)[-1]
+    sni = url.host if url.scheme == "https" else None
+    last_error: aiohttp.ClientConnectorError | None = None
+    for address in addresses:
+        try:
+            response = await session.get(
+                pinned_url(url, address),
+                headers={**headers, "Host": host_header},
+                allow_redirects=False,
+                server_hostname=sni,
+            )
+        except aiohttp.ClientConnectorError as error:
+            last_error = error
+            continue
+        return response, address
+    assert last_error is not None  # _checked_addresses never returns an empty tuple
+    raise last_error
+
+
+def pinned_url(url: httpx.URL, address: str) -> URL:
+    """``url`` with its host replaced by the checked address (IPv6 in brackets), as sent.
+
+    >>> str(pinned_url(httpx.URL("https://other.test:8443/a?b=1"), "2001:db8::1"))
+    'https://[2001:db8::1]:8443/a?b=1'
+    """
+    return URL(str(url.copy_with(host=address)), encoded=True)
+
+
+async def _checked_addresses(
+    url: httpx.URL, policy: SsrfPolicy, resolve: Resolver
+) -> tuple[str, ...]:
+    """Classify the host, resolve it once, classify every answer (any blocked answer blocks).
+
+    The same answers are then dialled, so nothing is resolved again between check and connect.
+    The caller's deadline (asyncio.timeout) bounds the wait; a lookup that outlives it
+    finishes in its thread and is ignored.
+    """
+    verdict = await check_url_async(str(url), policy, resolve)
+    if verdict.blocked:
+        raise FetchError(blocked_message(verdict.reason or "blocked"))
+    if not verdict.addresses:
+        raise FetchError(UNRESOLVED)
+    return verdict.addresses
+
+
+async def _finish(
+    response: aiohttp.ClientResponse,
+    final_url: str,
+    address: str,
+    max_response_bytes: int,
+) -> FetchResponse:
+    try:
+        if not 200 <= response.status < 300:
+            raise FetchError(f"HTTP {response.status}")
+        body, truncated = await _read_capped(
+            response.content.iter_chunked(READ_CHUNK), max_response_bytes
+        )
+    finally:
+        response.close()  # never drains the rest of a capped body
+    warnings = (f"Response body truncated after {max_response_bytes} bytes.",) if truncated else ()
+    return FetchResponse(
+        final_url=final_url,
+        status=response.status,
+        headers=_decoded_headers(response.raw_headers),
+        body=body,
+        truncated=truncated,
+        warnings=warnings,
+        address=address,
+    )
+
+
+def _decoded_headers(raw: tuple[tuple[bytes, bytes], ...]) -> tuple[tuple[str, str], ...]:
+    """(lower-cased name, value) in received order; values are UTF-8 when they all decode as
+    UTF-8, else Latin-1 (each byte one character), so no header is ever dropped."""
+    values = b"".join(value for _, value in raw)
+    try:
+        values.decode("utf-8")
+        encoding = "utf-8"
+    except UnicodeDecodeError:
+        encoding = "latin-1"
+    return tuple((name.decode("latin-1").lower(), value.decode(encoding)) for name, value in raw)
+
+
+async def _read_capped(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, bool]:
+    """Read until ``limit`` bytes; reading one byte past it tells a capped body from one that
+    is exactly ``limit`` long (the later reference behaviour)."""
+    buffer = bytearray()
+    async for chunk in chunks:
+        buffer.extend(chunk)
+        if len(buffer) > limit:
+            return bytes(buffer[:limit]), True
+    return bytes(buffer), False

@@ -1,0 +1,91 @@
+"""Runs left ``running`` by a process that stopped (a crash, a kill, a lost machine) are
+closed as ``interrupted`` when a server or worker starts, and the dashboards are told."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+from datetime import timedelta
+
+from asgiref.sync import async_to_sync
+from django.db import DatabaseError, connection
+from django.utils import timezone
+
+from enrichment.models import Run
+from enrichment.services.live_feed import decision_broadcast
+
+logger = logging.getLogger(__name__)
+
+# A run still "running" after this long belongs to a process that is gone.
+STALE_RUN_AGE = timedelta(hours=1)
+
+
+def recover_interrupted_runs() -> None:
+    """At process start, close the runs a crashed process left ``running``.
+
+    Housekeeping must never stop a server from starting: a database that is not migrated
+    yet (or not reachable for a moment) only gets a warning.
+    """
+    try:
+        count = runs_mark_interrupted()
+    except (DatabaseError, RuntimeError) as exc:  # RuntimeError: DB access blocked (tests)
+        logger.warning("could not check for interrupted runs: %s", exc)
+        return
+    finally:
+        # This runs in the main thread at import, which never ends a request: its connection
+        # would stay checked out of the pool for the life of the process.
+        with contextlib.suppress(DatabaseError, RuntimeError):
+            connection.close()
+    if count:
+        logger.warning("marked %d run(s) left running by a stopped process as interrupted", count)
+        interrupted_runs_push(count)
+
+
+def interrupted_runs_push(count: int) -> None:
+    """Tell open dashboards (other servers, through Redis) about the runs just closed."""
+    # The sweep marks and stamps them in one UPDATE: they are the latest finished ones.
+    runs = Run.objects.filter(outcome=Run.Outcome.INTERRUPTED).order_by("-finished_at")[:count]
+    try:
+        for run in runs:
+            async_to_sync(decision_broadcast)(run)
+    except Exception as exc:  # a channel layer that is down must not stop the start-up
+        logger.warning("could not push interrupted runs: %s", exc)
+
+
+def runs_mark_interrupted() -> int:
+    """Mark runs whose process died mid-run as ``interrupted`` (called at start-up).
+
+    A run is abandoned when its owner is a dead process on this host, or when it has been
+    running far longer than any timeout allows (its owner was on another machine).
+    """
+    host = socket.gethostname()
+    abandoned = []
+    for pk, owner, created in Run.objects.filter(outcome=Run.Outcome.RUNNING).values_list(
+        "id", "owner", "created_at"
+    ):
+        owner_host, _, pid = owner.rpartition(":")
+        if created < timezone.now() - STALE_RUN_AGE or (
+            owner_host == host and not _process_alive(pid)
+        ):
+            abandoned.append(pk)
+    return Run.objects.filter(pk__in=abandoned, outcome=Run.Outcome.RUNNING).update(
+        outcome=Run.Outcome.INTERRUPTED,
+        error="the process running it stopped before it finished",
+        finished_at=timezone.now(),
+    )
+
+
+def _process_alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return False  # we are starting up: nothing of ours is running yet
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,592 @@
+"""The durable job stream (``enrichment.jobs.stream`` + ``enrichment.jobs.stream_worker``).
+
+Against the machine's Redis (CI: db 0), every key under a prefix of its own that is deleted
+afterwards, so parallel runs never meet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+import websockets
+from channels.layers import channel_layers, get_channel_layer
+
+from enrichment.config.cache import config_in_force
+from enrichment.jobs import stream as jobqueue
+from enrichment.models import Run
+from enrichment.services.runs import EnrichRequest
+
+HOST = socket.gethostname()
+
+
+def dead_owner() -> str:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return f"{HOST}:{process.pid}"
+
+
+@pytest.fixture
+def job_stream(settings, redis_url) -> Iterator[redis.Redis]:
+    """Stream mode on: Redis layer and REDIS_URL with a fresh prefix; a sync client."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    settings.REDIS_URL = redis_url
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "common.channel_layer.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_url], "prefix": prefix},
+        }
+    }
+    channel_layers.backends.clear()
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    channel_layers.backends.clear()
+    for key in client.scan_iter(match=f"{prefix}*"):
+        client.delete(key)
+
+
+async def submit(body: str, request_id: str = "r1", reply: str = "nobody") -> str:
+    return await jobqueue.job_submit(
+        request=EnrichRequest(body=body), request_id=request_id, reply_channel=reply
+    )
+
+
+async def queued_entries(client: redis.Redis, count: int) -> list[tuple[bytes, dict]]:
+    """The stream's entries once the consumer has queued ``count`` jobs (it handles the
+    socket's frames on its own schedule: a fixed pause lost the race on a loaded machine)."""
+    names = jobqueue.keys()
+    deadline = time.monotonic() + 10
+    while client.xlen(names.stream) < count and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return client.xrange(names.stream)
+
+
+def read_as(client: redis.Redis, consumer: str) -> list[tuple[bytes, dict]]:
+    """Deliver every new entry to ``consumer`` (as a worker's XREADGROUP would)."""
+    names = jobqueue.keys()
+    with contextlib.suppress(redis.ResponseError):  # the group exists already
+        client.xgroup_create(names.stream, jobqueue.GROUP, id="0", mkstream=True)
+    reply = client.xreadgroup(jobqueue.GROUP, consumer, {names.stream: ">"}, count=100)
+    return [entry for _, items in reply for entry in items]
+
+
+# --- the claim ---------------------------------------------------------------------------
+
+
+async def test_a_job_is_claimed_by_one_worker_only(job_stream) -> None:
+    from enrichment.jobs.stream_worker import StreamWorker
+
+    first, second = StreamWorker(), StreamWorker()
+    second.owner = "other-host:4242"
+    assert await first.claim("job-1") is True
+    assert await first.claim("job-1") is True  # its own redelivery: still its job
+    assert await second.claim("job-1") == first.owner  # the claimant, not a second run
+    assert await second.claim("job-2") is True
+
+
+async def test_a_read_takes_waiting_jobs_up_to_the_free_slots_only(job_stream) -> None:
+    from enrichment.jobs.stream_worker import READ_BATCH, StreamWorker
+
+    jobs = [await submit(f"job {n}", request_id=f"r{n}") for n in range(READ_BATCH + 3)]
+    worker = StreamWorker(slots=READ_BATCH + 1)
+    started: list[str] = []
+    hold = asyncio.Event()
+
+    async def handle(entry_id: str, job: dict[str, str], *, taken_over: bool) -> None:
+        started.append(job["job"])
+        await hold.wait()  # every slot stays busy
+
+    worker.handle = handle  # type: ignore[method-assign]
+    client = worker.redis
+    read = client.xreadgroup
+    counts: list[int] = []
+
+    async def counted_read(*args: object, **kwargs: object) -> object:
+        counts.append(int(kwargs["count"]))  # type: ignore[call-overload]
+        return await read(*args, **kwargs)
+
+    client.xreadgroup = counted_read  # type: ignore[method-assign]
+    reader = asyncio.create_task(worker.read_loop())
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if len(started) == READ_BATCH + 1:
+                break
+        await asyncio.sleep(0.1)  # a read past the free slots would show up here
+        assert started == jobs[: READ_BATCH + 1]  # in order, as many as it has slots
+        pending = job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)
+        # The rest wait in the stream for any worker, not delivered to a busy one.
+        assert pending["pending"] == READ_BATCH + 1
+        waiting = job_stream.xinfo_groups(jobqueue.keys().stream)[0]["lag"]
+        assert waiting == 2
+        # Waiting jobs come several per round trip: all its slots free, then the last one.
+        assert counts == [READ_BATCH, 1]
+    finally:
+        hold.set()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+# --- taking over the entries of a dead worker --------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_job_the_dead_worker_never_started_runs_once_elsewhere(
+    job_stream, summarizer
+) -> None:
+    from enrichment.jobs.stream_worker import StreamWorker
+
+    job = await submit("see http://127.0.0.1/never-started")
+    ghost = dead_owner()
+    read_as(job_stream, ghost)
+    job_stream.set(jobqueue.keys().claim(job), ghost)  # claimed, then killed before its run
+    worker = StreamWorker(stale_seconds=0)
+    tasks = await worker.reclaim_once()
+    await asyncio.gather(*tasks)
+
+    final = json.loads(job_stream.get(jobqueue.keys().final(job)))
+    assert final["type"] == "result" and final["id"] == "r1"
+    assert "Summary of http://127.0.0.1/never-started" in final["body"]
+    runs = [run async for run in Run.objects.filter(job=job)]
+    assert [(run.pk, run.outcome) for run in runs] == [(final["runId"], "success")]
+    assert job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)["pending"] == 0
+    # Taken over again (a late redelivery): the stored answer, no second run.
+    assert await worker.reclaim_once() == []
+    assert await Run.objects.filter(job=job).acount() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_run_the_dead_worker_started_is_interrupted_and_answered(job_stream) -> None:
+    from enrichment.jobs.stream_worker import StreamWorker
+
+    job = await submit("half done", request_id="r7")
+    ghost = dead_owner()
+    read_as(job_stream, ghost)
+    job_stream.set(jobqueue.keys().claim(job), ghost)
+    run = await Run.objects.acreate(original_body="half done", owner=ghost, job=job)
+
+    tasks = await StreamWorker(stale_seconds=0).reclaim_once()
+    await asyncio.gather(*tasks)
+
+    await run.arefresh_from_db()
+    assert run.outcome == "interrupted" and run.finished_at is not None
+    final = json.loads(job_stream.get(jobqueue.keys().final(job)))
+    assert final == {
+        "type": "error",
+        "id": "r7",
+        "error": f"interrupted: the worker running this request stopped (run {run.pk})",
+    }
+    assert await Run.objects.acount() == 1  # not run a second time
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_job_of_a_live_worker_is_left_alone(job_stream) -> None:
+    from enrichment.jobs.stream_worker import StreamWorker
+
+    job = await submit("busy elsewhere")
+    owner = f"{HOST}:{os.getpid()}"  # a process that is alive
+    read_as(job_stream, owner)
+    job_stream.set(jobqueue.keys().claim(job), owner)
+    worker = StreamWorker(stale_seconds=0)
+    worker.owner = "other-host:1"
+    await asyncio.gather(*await worker.reclaim_once())
+
+    assert job_stream.get(jobqueue.keys().final(job)) is None
+    assert job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)["pending"] == 1
+    assert await Run.objects.acount() == 0
+
+
+# --- the database going away in the middle of a job --------------------------------------
+
+
+def job_fields(job: str, body: str, request_id: str = "r1") -> dict[str, str]:
+    return {
+        "job": job,
+        "id": request_id,
+        "reply_channel": "nobody",
+        "request": json.dumps(EnrichRequest(body=body).to_json()),
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_job_that_failed_before_its_run_existed_is_run_again(
+    job_stream, summarizer, monkeypatch
+) -> None:
+    from django.db import OperationalError
+
+    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.services import runs as services
+
+    real_load, calls = config_in_force, []
+
+    def flaky_load():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_load()
+
+    monkeypatch.setattr(services, "config_in_force", flaky_load)
+    frame = await StreamWorker().run(job_fields("job-db-1", "see http://127.0.0.1/again"))
+
+    assert frame["type"] == "result" and len(calls) == 2
+    assert [run.outcome async for run in Run.objects.filter(job="job-db-1")] == ["success"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_run_whose_last_save_failed_is_closed_and_the_answer_says_why(
+    job_stream, summarizer, monkeypatch
+) -> None:
+    from django.db import OperationalError
+
+    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.services import runs as services
+
+    def broken_finish(**kwargs):
+        raise OperationalError("terminating connection due to administrator command")
+
+    monkeypatch.setattr(services, "run_finish", broken_finish)
+    frame = await StreamWorker().run(job_fields("job-db-2", "see http://127.0.0.1/lost"))
+
+    run = await Run.objects.aget(job="job-db-2")  # one run, not retried into a second
+    assert run.outcome == "error" and run.finished_at is not None
+    # services.run_finish_or_fail closes the run and names it; the worker relays that answer.
+    assert frame == {
+        "type": "error",
+        "id": "r1",
+        "error": f"enrichment ran but its result could not be stored (run {run.pk}); "
+        "see the server log",
+    }
+    assert "terminating connection" in run.error
+
+
+# --- the socket: finals fetched, in-flight released, "queued, no worker" ----------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_socket_gets_stored_finals_and_frees_its_in_flight_slots(job_stream, user) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from enrichment.consumers import MAX_IN_FLIGHT, QUEUED_NO_WORKER, EnrichConsumer
+
+    communicator = WebsocketCommunicator(EnrichConsumer.as_asgi(), "/ws/enrich/")
+    communicator.scope["user"] = user
+    assert (await communicator.connect())[0]
+    for number in range(MAX_IN_FLIGHT + 1):
+        await communicator.send_json_to(
+            {"type": "enrich", "id": f"m{number}", "message": {"body": "hi"}}
+        )
+    assert await communicator.receive_json_from(timeout=10) == {
+        "type": "error",
+        "id": f"m{MAX_IN_FLIGHT}",
+        "error": f"too many requests in flight on this socket (limit {MAX_IN_FLIGHT})",
+    }
+    # Nobody works the queue: each waiting request is told so (once), not left in silence.
+    notices = [await communicator.receive_json_from(timeout=10) for _ in range(MAX_IN_FLIGHT)]
+    assert {frame["id"] for frame in notices} == {f"m{n}" for n in range(MAX_IN_FLIGHT)}
+    assert {(frame["type"], frame["stage"], frame["text"]) for frame in notices} == {
+        ("progress", "queued", QUEUED_NO_WORKER)
+    }
+    # A worker answered every job but the frames never crossed the channel layer: the
+    # socket fetches the stored finals, and its slots are free again.
+    names = jobqueue.keys()
+    for _, fields in job_stream.xrange(names.stream):
+        job, request_id = fields[b"job"].decode(), fields[b"id"].decode()
+        frame = {"type": "error", "id": request_id, "error": "stored"}
+        job_stream.set(names.final(job), json.dumps(frame))
+    finals = [await communicator.receive_json_from(timeout=10) for _ in range(MAX_IN_FLIGHT)]
+    assert sorted(frame["id"] for frame in finals) == sorted(f"m{n}" for n in range(MAX_IN_FLIGHT))
+    await communicator.send_json_to({"type": "enrich", "id": "m0", "message": {"body": "again"}})
+    assert await communicator.receive_nothing(timeout=0.5)  # accepted and queued, no refusal
+    await communicator.disconnect()
+
+
+async def test_each_socket_gets_its_own_stored_finals_and_no_late_progress(
+    job_stream, user
+) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from enrichment.consumers import EnrichConsumer
+
+    sockets = []
+    for _ in range(2):
+        communicator = WebsocketCommunicator(EnrichConsumer.as_asgi(), "/ws/enrich/")
+        communicator.scope["user"] = user
+        assert (await communicator.connect())[0]
+        sockets.append(communicator)
+    # The same request ids on both sockets: only the job tells them apart.
+    for number, communicator in enumerate(sockets):
+        for request_id in ("a", "b"):
+            message = {"body": f"socket {number} {request_id}"}
+            await communicator.send_json_to(
+                {"type": "enrich", "id": request_id, "message": message}
+            )
+    names = jobqueue.keys()
+    jobs = {}
+    for _, fields in await queued_entries(job_stream, 4):
+        request = json.loads(fields[b"request"])
+        job = fields[b"job"].decode()
+        jobs[request["body"]] = (job, fields[b"reply_channel"].decode())
+        frame = {"type": "error", "id": fields[b"id"].decode(), "error": request["body"]}
+        job_stream.set(names.final(job), json.dumps(frame))
+    for number, communicator in enumerate(sockets):
+        finals = [await communicator.receive_json_from(timeout=10) for _ in range(2)]
+        assert sorted(frame["error"] for frame in finals) == [
+            f"socket {number} a",
+            f"socket {number} b",
+        ]
+    # A worker's progress frame for a job already answered does not reach the socket.
+    job, reply_channel = jobs["socket 0 a"]
+    late = {"type": "progress", "id": "a", "stage": "links", "text": "late"}
+    await get_channel_layer().send(
+        reply_channel, {"type": "enrich.frame", "frame": late, "job": job}
+    )
+    assert await sockets[0].receive_nothing(timeout=0.5)
+    for communicator in sockets:
+        await communicator.disconnect()
+
+
+# --- /api/health --------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_health_degrades_without_a_live_worker_and_reports_queue_depth(
+    user_client, job_stream
+) -> None:
+    names = jobqueue.keys()
+    for number in range(3):
+        job_stream.xadd(names.stream, {"job": f"j{number}"})
+    job_stream.zadd(names.workers, {"gone:1": time.time() - 60})  # beat a minute ago
+
+    response = user_client.get("/api/health")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["workers"] == {
+        "ok": False,
+        "live": [],
+        "queued": 3,
+        "running": 0,
+        "detail": "no enrichment worker is alive (runworker enrichment)",
+    }
+
+    job_stream.zadd(names.workers, {"vm:7": time.time()})
+    response = user_client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json()["workers"]["live"] == ["vm:7"]
+
+
+# --- real processes: SIGKILL of a worker in the middle of its runs ------------------------
+
+STORE_SUMMARIZER = """
+from enrichment.config.changes import config_replace
+from tests.enrichment.conftest import summarizer_config
+config_replace(document=summarizer_config())
+"""
+RUNS = """
+from enrichment.models import Run
+for run in Run.objects.order_by("pk"):
+    print("RUN", run.original_body.split()[0], run.outcome)
+"""
+
+
+@pytest.mark.slow
+def test_killed_worker_jobs_are_answered_once_by_the_other(tmp_path, redis_url) -> None:
+    from tests.live import live_server
+
+    prefix = f"kill{uuid.uuid4().hex[:8]}"
+    env = {"REDIS_URL": redis_url, "CHANNEL_LAYER_PREFIX": prefix}
+    try:
+        with live_server(tmp_path, extra_env=env, workers=0) as server:
+            server.manage("shell", "-c", STORE_SUMMARIZER)
+            victim = server.spawn([sys.executable, "manage.py", "runworker", "enrichment"])
+            cookie = server.cookie_header()
+            ids = [f"k{n}" for n in range(8)]
+
+            async def scenario() -> list[dict]:
+                async with websockets.connect(
+                    server.ws_url + "/ws/enrich/",
+                    origin=server.base_url,
+                    additional_headers={"Cookie": cookie},
+                ) as ws:
+                    for request_id in ids:
+                        body = f"{request_id} http://127.0.0.1/{request_id}/slow"
+                        await ws.send(
+                            json.dumps(
+                                {"type": "enrich", "id": request_id, "message": {"body": body}}
+                            )
+                        )
+                    frames = [json.loads(await asyncio.wait_for(ws.recv(), timeout=60))]
+                    while frames[-1].get("stage") != "links":  # the victim is mid-run
+                        frames.append(json.loads(await asyncio.wait_for(ws.recv(), 60)))
+                    os.kill(victim.pid, signal.SIGKILL)
+                    victim.wait()
+                    server.spawn([sys.executable, "manage.py", "runworker", "enrichment"])
+                    finals: list[dict] = []
+                    while len(finals) < len(ids):
+                        frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=90))
+                        if frame["type"] != "progress":
+                            finals.append(frame)
+                    with pytest.raises(TimeoutError):  # and nothing twice
+                        await asyncio.wait_for(ws.recv(), timeout=3)
+                    return finals
+
+            finals = asyncio.run(scenario())
+            assert sorted(frame["id"] for frame in finals) == sorted(ids)
+            interrupted = [f for f in finals if f["type"] == "error"]
+            assert interrupted, "the kill landed mid-run: some request must say so"
+            assert all("interrupted: the worker" in f["error"] for f in interrupted)
+            output = server.manage("shell", "-c", RUNS).stdout
+            runs = [line.split()[1:] for line in output.splitlines() if line.startswith("RUN ")]
+            assert sorted(marker for marker, _ in runs) == sorted(ids)  # one run each
+            outcomes = {marker: outcome for marker, outcome in runs}
+            assert "running" not in outcomes.values()
+            for frame in interrupted:
+                assert outcomes[frame["id"]] == "interrupted"
+    finally:
+        client = redis.Redis.from_url(redis_url)
+        for key in client.scan_iter(match=f"{prefix}*"):
+            client.delete(key)
+
+
+@pytest.mark.slow
+def test_rest_enrich_runs_in_a_worker_when_one_is_alive(tmp_path, redis_url) -> None:
+    import httpx
+
+    from tests.live import live_server
+
+    prefix = f"rest{uuid.uuid4().hex[:8]}"
+    env = {"REDIS_URL": redis_url, "CHANNEL_LAYER_PREFIX": prefix}
+    try:
+        with live_server(tmp_path, extra_env=env, workers=1) as server:
+            server.manage("shell", "-c", STORE_SUMMARIZER)
+            token = server.manage("create_api_token", "live-user").stdout.strip()
+            worker = server.extra_processes[0]
+            deadline = time.monotonic() + 30
+            while httpx.get(server.base_url + "/api/health").json()["status"] != "ok":
+                assert time.monotonic() < deadline, "the worker never became live"
+                time.sleep(0.3)
+            response = httpx.post(
+                server.base_url + "/api/enrich",
+                json={"body": "rest http://127.0.0.1/rest"},
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=60,
+            )
+            assert response.status_code == 200, response.text
+            body = response.json()
+            assert "Summary of http://127.0.0.1/rest" in body["body"]
+            output = server.manage("shell", "-c", RUNS.replace("run.outcome", "run.owner")).stdout
+            owners = [line.split()[2] for line in output.splitlines() if line.startswith("RUN ")]
+            assert owners == [f"{HOST}:{worker.pid}"]  # run by the worker, not by daphne
+    finally:
+        client = redis.Redis.from_url(redis_url)
+        for key in client.scan_iter(match=f"{prefix}*"):
+            client.delete(key)
+
+
+@pytest.mark.slow
+def test_worker_and_sockets_ride_out_a_redis_restart(tmp_path) -> None:
+    """A private redis-server (never the shared one) is restarted under a live socket."""
+    import shutil
+
+    from tests.live import free_port, live_server
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    command = [
+        "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path),
+        "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+    ]  # fmt: skip
+
+    def start_redis() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if redis.Redis(port=port).ping():
+                    return process
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "private redis did not start"
+                time.sleep(0.1)
+
+    redis_process = start_redis()
+    try:
+        env = {"REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        with live_server(tmp_path, extra_env=env, workers=1) as server:
+            server.manage("shell", "-c", STORE_SUMMARIZER)
+            worker = server.extra_processes[0]
+            cookie = server.cookie_header()
+
+            async def scenario() -> list[dict]:
+                nonlocal redis_process
+                async with websockets.connect(
+                    server.ws_url + "/ws/enrich/",
+                    origin=server.base_url,
+                    additional_headers={"Cookie": cookie},
+                ) as ws:
+                    for request_id in ("before", "during"):
+                        body = f"{request_id} http://127.0.0.1/{request_id}/slow"
+                        frame = {"type": "enrich", "id": request_id, "message": {"body": body}}
+                        await ws.send(json.dumps(frame))
+                        if request_id == "before":
+                            await asyncio.sleep(0.5)
+                            redis_process.terminate()  # mid-run: AOF keeps the stream
+                            redis_process.wait(timeout=30)
+                    await asyncio.sleep(2)  # "during" waits in daphne for Redis to return
+                    redis_process = start_redis()
+                    finals = []
+                    while len(finals) < 2:
+                        frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=90))
+                        if frame["type"] != "progress":
+                            finals.append(frame)
+                    return finals
+
+            finals = asyncio.run(scenario())
+            assert {(frame["id"], frame["type"]) for frame in finals} == {
+                ("before", "result"),
+                ("during", "result"),
+            }
+            assert worker.poll() is None  # reconnected instead of exiting
+            output = server.manage("shell", "-c", RUNS).stdout
+            runs = [line.split()[1:] for line in output.splitlines() if line.startswith("RUN ")]
+            assert sorted(runs) == [["before", "success"], ["during", "success"]]
+    finally:
+        redis_process.terminate()
+        redis_process.wait(timeout=30)
+
+
+async def test_a_stored_final_that_cannot_be_read_does_not_stop_the_others(
+    job_stream, user
+) -> None:
+    from channels.testing import WebsocketCommunicator
+
+    from enrichment.consumers import EnrichConsumer
+
+    communicator = WebsocketCommunicator(EnrichConsumer.as_asgi(), "/ws/enrich/")
+    communicator.scope["user"] = user
+    assert (await communicator.connect())[0]
+    for request_id in ("broken", "fine"):
+        await communicator.send_json_to(
+            {"type": "enrich", "id": request_id, "message": {"body": request_id}}
+        )
+    names = jobqueue.keys()
+    jobs = {f[b"id"].decode(): f[b"job"].decode() for _, f in await queued_entries(job_stream, 2)}
+    job_stream.set(names.final(jobs["broken"]), "{not json")  # a corrupt stored final
+    await asyncio.sleep(1.5)  # a poll fails on it
+    job_stream.delete(names.final(jobs["broken"]))
+    frame = {"type": "error", "id": "fine", "error": "stored"}
+    job_stream.set(names.final(jobs["fine"]), json.dumps(frame))
+    assert await communicator.receive_json_from(timeout=10) == frame  # still watched
+    await communicator.disconnect()

@@ -1,0 +1,182 @@
+"""A run is always finished, whatever its final save meets (issue 17, item 5).
+
+On PostgreSQL a page text with NUL used to fail the final save and leave the run
+``running`` with a 500; run this file with ``DATABASE_URL=postgres://…`` as well.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from common.storable import storable_json, storable_text
+from enrichment.models import Attempt, Run, UrlDecision
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def enrich(client, body: str):
+    return client.post("/api/enrich", json.dumps({"body": body}), content_type="application/json")
+
+
+def test_storable_text_replaces_nul_and_lone_surrogates_only() -> None:
+    assert storable_text("a\x00b\udc00c🎉") == "a\ufffdb\ufffdc🎉"
+    assert storable_json({"k\x00": ["x\x00", 3, None]}) == {"k\ufffd": ["x\ufffd", 3, None]}
+
+
+def test_page_text_with_nul_is_stored_and_the_run_finishes(user_client, summarizer) -> None:
+    response = enrich(user_client, "read http://127.0.0.1/nul")
+    assert response.status_code == 200, response.content[:300]
+    run = Run.objects.get(pk=response.json()["runId"])
+    assert run.outcome == Run.Outcome.SUCCESS
+    assert "Summary\ufffd of http://127.0.0.1/nul" in run.enriched_body
+    assert "\x00" not in run.enriched_body
+    assert "\x00" not in UrlDecision.objects.get(run=run).summary
+    detail = user_client.get(f"/api/decisions/{run.pk}")
+    assert detail.status_code == 200
+
+
+def test_a_final_save_that_raises_closes_the_run_as_an_error(
+    user_client, summarizer, monkeypatch
+) -> None:
+    def refuse(*args, **kwargs):
+        raise RuntimeError("database refused the attempts")
+
+    monkeypatch.setattr(Attempt.objects, "bulk_create", refuse)
+    response = enrich(user_client, "read http://127.0.0.1/a")
+    assert response.status_code == 503
+    run = Run.objects.get()
+    assert response.json()["detail"].startswith(
+        f"enrichment ran but its result could not be stored (run {run.pk})"
+    )
+    assert run.outcome == Run.Outcome.ERROR
+    assert "database refused the attempts" in run.error
+    assert run.finished_at is not None
+    # The transaction of the final save was rolled back as a whole: no half-written rows.
+    assert not UrlDecision.objects.filter(run=run).exists()
+
+
+# --- runs finishing together are stored together (services.runs_finish_gathered) ----------
+
+
+def _finished_run(number: int, *, attempt_ms: int = 30):
+    """A started run and a links record of one URL with one successful attempt."""
+    from enrichment.pipeline.links.decisions import Attempt as Tried
+    from enrichment.pipeline.links.decisions import LinkDecision
+    from enrichment.pipeline.links.decisions import UrlDecision as Decided
+    from enrichment.pipeline.links.stage import LinkResult
+    from enrichment.pipeline.stages import StagesResult
+    from enrichment.services import runs as services
+
+    url = f"http://127.0.0.1/page-{number}"
+    ((_, run),) = services.runs_start([services.Start(services.EnrichRequest(body=f"see {url}"))])
+    tried = Tried("cli", "summarize", ("summarize", url), "success", None, 0, attempt_ms, 12, "")
+    decision = LinkDecision("success", None, (Decided(url, False, None, (), (tried,), tried),))
+    body = f"see {url}\n\nsummary of {url}"
+    result = StagesResult(body, {"links": LinkResult(body, decision)})
+    return services.Finish(run, result, duration_ms=40 + number)
+
+
+def test_runs_stored_together_keep_their_own_rows(summarizer) -> None:
+    from enrichment.services import runs as services
+
+    finishes = [_finished_run(n) for n in range(3)]
+    assert services.runs_finish_gathered(finishes) == [f.run for f in finishes]
+
+    for number, finish in enumerate(finishes):
+        run = Run.objects.get(pk=finish.run.pk)
+        assert run.outcome == Run.Outcome.SUCCESS and run.duration_ms == 40 + number
+        assert run.enriched_body.endswith(f"summary of http://127.0.0.1/page-{number}")
+        (row,) = UrlDecision.objects.filter(run=run)
+        assert row.url == f"http://127.0.0.1/page-{number}" and row.chosen_position == 0
+        (attempt,) = Attempt.objects.filter(url_decision=row)
+        assert attempt.argv == ["summarize", f"http://127.0.0.1/page-{number}"]
+
+
+def test_a_run_the_database_refuses_fails_alone_and_the_others_are_stored(summarizer) -> None:
+    from common.errors import ServiceUnavailable
+    from enrichment.services import runs as services
+
+    # A negative duration breaks the attempts' CHECK constraint (SQLite and PostgreSQL).
+    finishes = [_finished_run(0), _finished_run(1, attempt_ms=-1), _finished_run(2)]
+    stored, refused, also_stored = services.runs_finish_gathered(finishes)
+
+    assert isinstance(refused, ServiceUnavailable)
+    bad = Run.objects.get(pk=finishes[1].run.pk)
+    assert refused.detail.startswith(
+        f"enrichment ran but its result could not be stored (run {bad.pk})"
+    )
+    assert bad.outcome == Run.Outcome.ERROR and bad.finished_at is not None
+    assert not UrlDecision.objects.filter(run=bad).exists()  # nothing half-written
+    for finish in (stored, also_stored):
+        run = Run.objects.get(pk=finish.pk)
+        assert (
+            run.outcome == Run.Outcome.SUCCESS and UrlDecision.objects.filter(run=run).count() == 1
+        )
+
+
+async def test_concurrent_enrichments_each_answer_with_their_own_stored_run(summarizer) -> None:
+    import asyncio
+
+    from enrichment.services import runs as services
+
+    urls = [f"http://127.0.0.1/together-{n}" for n in range(6)]
+    results = await asyncio.gather(
+        *(
+            services.enrichment_run(request=services.EnrichRequest(body=f"read {url}"))
+            for url in urls
+        )
+    )
+
+    assert len({result["runId"] for result in results}) == len(urls)
+    for url, result in zip(urls, results, strict=True):
+        run = await Run.objects.aget(pk=result["runId"])
+        assert run.outcome == Run.Outcome.SUCCESS and run.enriched_body == result["body"]
+        assert f"Summary of {url}" in run.enriched_body
+        assert [row.url async for row in UrlDecision.objects.filter(run=run)] == [url]
+        assert await Attempt.objects.filter(url_decision__run=run, outcome="success").acount() == 1
+
+
+def test_runs_started_together_are_one_insert_each_with_its_own_job(summarizer) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from enrichment.services import runs as services
+
+    starts = [
+        services.Start(services.EnrichRequest(body=f"message {n}", channel="chat"), job=f"job-{n}")
+        for n in range(3)
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        outcomes = services.runs_start_gathered(starts)
+
+    inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 1
+    for number, (config, run) in enumerate(outcomes):
+        stored = Run.objects.get(pk=run.pk)
+        assert (stored.job, stored.original_body) == (f"job-{number}", f"message {number}")
+        assert stored.outcome == Run.Outcome.RUNNING and stored.channel == "chat"
+        assert (
+            config.links.models[0].command == summarizer["tools"]["links"]["models"][0]["command"]
+        )
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="PostgreSQL refuses an overlong message id (SQLite stores it)",
+)
+def test_a_message_the_database_refuses_fails_alone_and_the_others_start(summarizer) -> None:
+    from enrichment.services import runs as services
+
+    starts = [
+        services.Start(services.EnrichRequest(body="first", message_id="m1")),
+        services.Start(services.EnrichRequest(body="refused", message_id="m" * 201)),
+        services.Start(services.EnrichRequest(body="third", message_id="m3")),
+    ]
+    first, refused, third = services.runs_start_gathered(starts)
+
+    assert isinstance(refused, Exception) and "too long" in str(refused)
+    assert [run.original_body for run in Run.objects.order_by("pk")] == ["first", "third"]
+    assert (first[1].message_id, third[1].message_id) == ("m1", "m3")
