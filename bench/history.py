@@ -30,10 +30,12 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -488,11 +490,13 @@ def scenarios(rng: random.Random) -> list[Scenario]:
     from enrichment.selectors import SORTS
 
     ordered = Run.objects.only("id", "created_at").history_order()
-    deep = [encode_cursor(ordered[total // 2 + k * 997]) for k in range(10)]
+    # Ten cursors about half-way down (spaced 997 runs apart at full size, closer in a small log).
+    step = min(997, max(1, total // 20))
+    deep = [encode_cursor(ordered[total // 2 + k * step]) for k in range(10)]
     # Sorted orders: page 1 of each, and cursors ~N/2 deep in the slowest-first order.
     longest = SORTS["-duration"]
     by_duration = longest.sorted(Run.objects.only("id"))
-    deep_duration = [longest.encode(by_duration[total // 2 + k * 997]) for k in range(10)]
+    deep_duration = [longest.encode(by_duration[total // 2 + k * step]) for k in range(10)]
     found = [
         Scenario("API first page", "api", ["/api/decisions"]),
         Scenario("API channel+outcome", "api", [f"/api/decisions?{q}" for q in combos]),
@@ -704,7 +708,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--database", default=PG_DATABASE, help="PostgreSQL database name")
     parser.add_argument("--sqlite-path", type=Path, default=SQLITE_PATH)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2,000 runs in a throwaway SQLite file, 2 samples: checks the script runs",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        print("smoke run (tiny sizes): the figures below are not measurements")
+        args.backend, args.runs, args.samples = "sqlite", 2_000, 2
+        args.sqlite_path = Path(tempfile.mkdtemp(prefix="history-smoke-")) / "history.sqlite3"
+        args.reseed = True
     if args.measure:
         measure_main(args.samples)
         return
@@ -721,6 +735,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows.extend(measure(backend, url, args.samples))
     if rows:
         print_table(rows, args.samples)
+    if args.smoke:
+        shutil.rmtree(args.sqlite_path.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

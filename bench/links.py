@@ -15,6 +15,7 @@ measured passes take turns, each pass from a cold verdict cache.
 
 from __future__ import annotations
 
+import argparse
 import random
 import re
 import sys
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from enrichment.pipeline import links  # noqa: E402
+from enrichment.pipeline.links import detection  # noqa: E402
 from enrichment.pipeline.links.detection import clear_verdict_cache, extract_links  # noqa: E402
 
 DETECTION_TARGET_RATIO = 3.0
@@ -251,11 +252,11 @@ def _extract_each(messages: list[str], max_links: int = 3) -> int:
     return sum(len(extract_links(message, max_links)) for message in messages)
 
 
-def bench_detection(repeats: int = 15) -> dict[str, float]:
+def bench_detection(repeats: int = 15, size: int = CORPUS_BYTES) -> dict[str, float]:
     """Seconds for the baseline and extract_links on the message corpus and the stress text."""
-    messages = message_corpus()
+    messages = message_corpus(size)
     joined = "\n".join(messages)
-    stress = detection_corpus()
+    stress = detection_corpus(size)
     message_times = _best_of(
         repeats,
         messages_baseline=lambda: _baseline_pass(joined),
@@ -290,7 +291,7 @@ def print_detection(figures: dict[str, float]) -> None:
     count = int(figures["messages"])
     fast_path = (
         "C (_linkscan)"
-        if links._fast_candidates is not links.python_candidates
+        if detection._fast_candidates is not detection.python_candidates
         else ("pure Python: _linkscan.c was not compiled")
     )
     print(f"detection fast path: {fast_path}")
@@ -374,6 +375,16 @@ def print_concurrency(figures: dict[str, float]) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes, one round: checks the script runs"
+    )
+    args = parser.parse_args()
+    if args.smoke:
+        print("smoke run (tiny sizes): the figures below are not measurements")
+        print_detection(bench_detection(repeats=1, size=CORPUS_BYTES // 64))
+        print_concurrency(bench_concurrency(repeats=1))
+        return
     print_detection(bench_detection())
     print_concurrency(bench_concurrency())
 

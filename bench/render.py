@@ -8,6 +8,7 @@ milliseconds (target < 100 ms).
 
 from __future__ import annotations
 
+import argparse
 import random
 import re
 import sys
@@ -71,19 +72,20 @@ def realistic_message(rng: random.Random, paragraphs: tuple[int, int] = (1, 6)) 
     return "\n\n".join(parts)
 
 
-def corpus(seed: int = 7, paragraphs: tuple[int, int] = (1, 6)) -> list[str]:
+def corpus(
+    seed: int = 7, paragraphs: tuple[int, int] = (1, 6), total: int = CORPUS_BYTES
+) -> list[str]:
     rng = random.Random(seed)
     messages: list[str] = []
     size = 0
-    while size < CORPUS_BYTES:
+    while size < total:
         message = realistic_message(rng, paragraphs)
         messages.append(message)
         size += len(message.encode())
     return messages
 
 
-def hostile_inputs() -> dict[str, str]:
-    n = HOSTILE_BYTES
+def hostile_inputs(n: int = HOSTILE_BYTES) -> dict[str, str]:
     return {
         "[embed flood": "[embed " * (n // 7) + "]",
         "[embed unclosed quotes": '[embed a="' * (n // 10) + "]",
@@ -116,10 +118,10 @@ def best_of(repeats: int, action: Callable[[], object]) -> float:
     return best
 
 
-def throughput(label: str, messages: list[str]) -> float:
+def throughput(label: str, messages: list[str], repeats: int = 5) -> float:
     total = sum(len(m.encode()) for m in messages)
-    render_s = best_of(5, lambda: [render_assistant_text(m, "cur") for m in messages])
-    baseline_s = best_of(5, lambda: [BASELINE.findall(m) for m in messages])
+    render_s = best_of(repeats, lambda: [render_assistant_text(m, "cur") for m in messages])
+    baseline_s = best_of(repeats, lambda: [BASELINE.findall(m) for m in messages])
     ratio = render_s / baseline_s
     print(
         f"{label}: {len(messages)} messages, {total / 1024:.0f} KiB "
@@ -131,14 +133,33 @@ def throughput(label: str, messages: list[str]) -> float:
 
 
 def main() -> int:
-    ratio = throughput("realistic corpus", corpus())
-    throughput("one-paragraph replies (informational)", corpus(paragraphs=(1, 2)))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes, one round: checks the script runs"
+    )
+    args = parser.parse_args()
+    # A smoke run checks the script still runs; its figures are not measurements.
+    size, hostile, repeats = (
+        (CORPUS_BYTES // 64, HOSTILE_BYTES // 64, 1)
+        if args.smoke
+        else (
+            CORPUS_BYTES,
+            HOSTILE_BYTES,
+            5,
+        )
+    )
+    if args.smoke:
+        print("smoke run (tiny sizes): the figures below are not measurements")
+    ratio = throughput("realistic corpus", corpus(total=size), repeats)
+    throughput(
+        "one-paragraph replies (informational)", corpus(paragraphs=(1, 2), total=size), repeats
+    )
     verdict = "met" if ratio <= RATIO_TARGET else "MISSED"
     print(f"ratio: {ratio:.2f}x (target <= {RATIO_TARGET:.0f}x: {verdict})")
 
     worst_name, worst_ms = "", 0.0
-    for name, text in hostile_inputs().items():
-        elapsed_ms = best_of(3, partial(render_assistant_text, text, "cur")) * 1000
+    for name, text in hostile_inputs(hostile).items():
+        elapsed_ms = best_of(min(3, repeats), partial(render_assistant_text, text, "cur")) * 1000
         print(f"  {name:24} {len(text) / 1024:6.0f} KiB {elapsed_ms:8.1f} ms")
         if elapsed_ms > worst_ms:
             worst_name, worst_ms = name, elapsed_ms
