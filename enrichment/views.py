@@ -20,6 +20,7 @@ from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
 from enrichment.selectors.explain import ExplainQuery, explain_message, matched_scope_rule
 from enrichment.selectors.history_page import history_page
+from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.stages import stage_sections
@@ -297,6 +298,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "newer_id": newer,
         "older_id": older,
         "run_config": run_config_compare(run=run),
+        "replies": run_replies(run=run),
     }
     return render(request, "enrichment/detail.html", context)
 
