@@ -123,13 +123,16 @@ export function registerBridge(api, { fetchImpl = fetch, now = Date.now } = {}) 
           earlier = { at: now(), pending };
           enrichments.set(key, earlier);
         }
+        const started = now();
         const result = await earlier.pending;
+        // How long this turn waited: what an operator weighs against timeoutMs.
+        const waited = `after ${Math.round(now() - started)} ms`;
         if (!result.ok) {
-          warn(`turn not enriched (${result.reason}); session ${ctx.sessionKey ?? "unknown"}`);
+          warn(`turn not enriched ${waited} (${result.reason}); session ${ctx.sessionKey ?? "unknown"}`);
           return undefined;
         }
         if (typeof result.data.body !== "string") {
-          warn(`turn not enriched (the answer has no body); session ${ctx.sessionKey ?? "unknown"}`);
+          warn(`turn not enriched ${waited} (the answer has no body); session ${ctx.sessionKey ?? "unknown"}`);
           return undefined;
         }
         const context = enrichmentContext(body, result.data.body);
