@@ -9,7 +9,7 @@
  *   → { ok: false, reason: "timed out after 5000 ms" }
  */
 
-const USER_AGENT = "controlui-openclaw-bridge/0.1.0";
+const USER_AGENT = "controlui-bridge/0.1.0";
 const MAX_DETAIL_CHARS = 160;
 
 /**
