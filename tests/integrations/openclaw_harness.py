@@ -267,8 +267,11 @@ class Gateway:
             for key, value in os.environ.items()
             if not key.startswith("OPENCLAW_") and key not in {"DATABASE_URL", "REDIS_URL"}
         }
+        tmp = self.home / "tmp"  # OpenClaw's default log and lock folders live in the temp dir
+        tmp.mkdir(exist_ok=True)
         env.update(
             HOME=str(self.home),
+            TMPDIR=str(tmp),
             PATH=f"{self.install.node_bin}{os.pathsep}{env.get('PATH', '')}",
             NO_COLOR="1",
             **{MARK: self.mark},

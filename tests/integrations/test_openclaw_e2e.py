@@ -395,7 +395,8 @@ def test_with_control_ui_hung_the_turn_waits_the_timeout_and_no_longer(scenario:
     prompt, reached_model = turn.prompt()
     assert "[Link" not in prompt
     [waited] = scenario.waits(f"timed out after {TIMEOUT_MS} ms")
-    assert TIMEOUT_MS <= waited < TIMEOUT_MS + 1500, f"the turn waited {waited} ms"
+    # (Timers and the clock may disagree by a millisecond or two.)
+    assert TIMEOUT_MS - 20 <= waited < TIMEOUT_MS + 1500, f"the turn waited {waited} ms"
     # And seen from outside: from the plugin's call reaching the hung port to the turn's
     # prompt reaching the model, the timeout and the rest of the prompt's preparation.
     called = scenario.hung_accepts[0]

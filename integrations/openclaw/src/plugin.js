@@ -32,6 +32,7 @@ import {
 const INBOUND_TTL_MS = 120_000;
 // Bounded memory however many sessions and turns the gateway serves.
 const MAX_REMEMBERED = 512;
+const MAX_OUTCOMES = 64; // an outcome holds the envelopes of a turn: up to a few 100 KB
 // The host's wait for our handler ends a little after our own bound, never before it.
 const HOOK_MARGIN_MS = 1_000;
 
@@ -65,7 +66,7 @@ export function registerBridge(api, { fetchImpl = fetch, now = Date.now } = {}) 
   }
   const config = resolved.config;
   const inbound = new BoundedMap(MAX_REMEMBERED);
-  const enrichments = new BoundedMap(MAX_REMEMBERED);
+  const enrichments = new BoundedMap(MAX_OUTCOMES);
   const replyTargets = new BoundedMap(MAX_REMEMBERED);
   const storedRuns = new BoundedMap(MAX_REMEMBERED);
   /** @param {string} message */
@@ -105,42 +106,39 @@ export function registerBridge(api, { fetchImpl = fetch, now = Date.now } = {}) 
           return undefined;
         }
         const remembered = takeInbound(inbound, ctx, now());
-        const request = enrichRequest({
-          body,
-          sessionKey: ctx.sessionKey,
-          agentId: ctx.agentId,
-          channel: ctx.channel ?? ctx.messageProvider ?? remembered?.channel,
-          chatType: remembered?.chatType,
-          messageId: remembered?.messageId,
-          media: remembered?.media,
-        });
-        // A prompt rebuilt for the same run (retry, compaction) reuses the first answer:
-        // one turn, one run in the decision log.
-        const key = ctx.runId ? `run:${ctx.runId}` : `turn:${ctx.sessionKey}\n${body}`;
-        let earlier = enrichments.get(key);
-        if (!earlier || now() - earlier.at > INBOUND_TTL_MS) {
-          const pending = postJson({ config, path: "/api/enrich", payload: request, fetchImpl });
-          earlier = { at: now(), pending };
-          enrichments.set(key, earlier);
-        }
-        const started = now();
-        const result = await earlier.pending;
-        // How long this turn waited: what an operator weighs against timeoutMs.
-        const waited = `after ${Math.round(now() - started)} ms`;
-        if (!result.ok) {
-          warn(`turn not enriched ${waited} (${result.reason}); session ${ctx.sessionKey ?? "unknown"}`);
-          return undefined;
-        }
-        if (typeof result.data.body !== "string") {
-          warn(`turn not enriched ${waited} (the answer has no body); session ${ctx.sessionKey ?? "unknown"}`);
-          return undefined;
-        }
-        const context = enrichmentContext(body, result.data.body);
         const replyKey = ctx.runId ?? ctx.sessionKey;
         if (remembered?.messageId && replyKey) {
           // The reply of this run answers that message ([[reply_to_current]]).
           replyTargets.set(replyKey, remembered.messageId);
         }
+        // A prompt rebuilt for the same run (retry, compaction) reuses the first answer:
+        // one turn, one run in the decision log.
+        const key = ctx.runId ? `run:${ctx.runId}` : `turn:${ctx.sessionKey}\n${body}`;
+        const started = now();
+        let earlier = enrichments.get(key);
+        if (!earlier || started - earlier.at > INBOUND_TTL_MS) {
+          const request = enrichRequest({
+            body,
+            sessionKey: ctx.sessionKey,
+            agentId: ctx.agentId,
+            channel: ctx.channel ?? ctx.messageProvider ?? remembered?.channel,
+            chatType: remembered?.chatType,
+            messageId: remembered?.messageId,
+            media: remembered?.media,
+          });
+          earlier = { at: started, outcome: enrich(config, request, body, fetchImpl) };
+          enrichments.set(key, earlier);
+        }
+        const outcome = await earlier.outcome;
+        if ("reason" in outcome) {
+          // How long this turn waited: what an operator weighs against timeoutMs.
+          const waited = Math.round(now() - started);
+          warn(
+            `turn not enriched after ${waited} ms (${outcome.reason}); session ${ctx.sessionKey ?? "unknown"}`,
+          );
+          return undefined;
+        }
+        const context = outcome.context;
         return context ? { appendContext: context } : undefined;
       },
       { timeoutMs: config.timeoutMs + HOOK_MARGIN_MS },
@@ -173,6 +171,22 @@ export function registerBridge(api, { fetchImpl = fetch, now = Date.now } = {}) 
     });
   }
   return true;
+}
+
+/**
+ * Ask Control UI to enrich one turn; what the agent gets (only the appended part, so a
+ * remembered outcome stays small) or why it gets nothing.
+ * @param {import("./config.js").BridgeConfig} config
+ * @param {Record<string, unknown>} request
+ * @param {string} body
+ * @param {typeof fetch} fetchImpl
+ * @returns {Promise<{ context: string } | { reason: string }>}
+ */
+async function enrich(config, request, body, fetchImpl) {
+  const result = await postJson({ config, path: "/api/enrich", payload: request, fetchImpl });
+  if (!result.ok) return { reason: result.reason };
+  if (typeof result.data.body !== "string") return { reason: "the answer has no body" };
+  return { context: enrichmentContext(body, result.data.body) };
 }
 
 /**

@@ -154,6 +154,16 @@ describe("the bridge's hooks", () => {
     assert.equal(server.requests.length, 1);
   });
 
+  test("a prompt rebuilt after a timeout does not wait a second time", async () => {
+    mode = "slow";
+    const fake = setUp();
+    await promptBuild(fake, { prompt: "see http://127.0.0.1/page", messages: [] });
+    const started = performance.now();
+    assert.equal(await promptBuild(fake, { prompt: "see http://127.0.0.1/page", messages: [1] }), undefined);
+    assert.ok(performance.now() - started < 100);
+    assert.equal(server.requests.length, 1);
+  });
+
   const failures = [
     ["slow", "timed out after 400 ms"],
     ["401", "HTTP 401: the API token was refused"],
