@@ -43,9 +43,10 @@ const HOOK_MARGIN_MS = 1_000;
  * @property {(message: string) => void} [debug]
  *
  * @typedef {object} PluginApi the part of OpenClaw's plugin API this plugin uses
- * @property {unknown} pluginConfig
+ * @property {unknown} [pluginConfig]
  * @property {HostLogger} logger
- * @property {(hook: string, handler: (event: any, ctx: any) => any, options?: { timeoutMs?: number }) => void} on
+ * @property {(hook: any, handler: (event: any, ctx: any) => any, options?: { timeoutMs?: number }) => void} on
+ *   `hook` is one of OpenClaw's typed hook names
  *
  * @typedef {object} Dependencies
  * @property {typeof fetch} [fetchImpl]
@@ -160,7 +161,7 @@ export function registerBridge(api, { fetchImpl = fetch, now = Date.now } = {}) 
       if (runKey) storedRuns.set(runKey, true);
       /** @type {Record<string, unknown>} */
       const payload = { text, store: true };
-      if (ctx.sessionKey) payload.sessionKey = ctx.sessionKey;
+      if (ctx.sessionKey && ctx.sessionKey.length <= 300) payload.sessionKey = ctx.sessionKey;
       const replyKey = runKey ?? ctx.sessionKey;
       const current = replyKey ? replyTargets.get(replyKey) : undefined;
       if (typeof current === "string" && current.length <= 256) payload.currentMessageId = current;
