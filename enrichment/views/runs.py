@@ -13,6 +13,7 @@ from common.errors import InvalidInput, NotFound
 from enrichment import selectors
 from enrichment.models import Run
 from enrichment.selectors.explain import matched_scope_rule
+from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
 from enrichment.selectors.status import derived_status_set
 from enrichment.stage_specs import stage_sections
@@ -64,5 +65,6 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "newer_id": newer,
         "older_id": older,
         "run_config": run_config_compare(run=run),
+        "replies": run_replies(run=run),
     }
     return render(request, "enrichment/detail.html", context)

@@ -463,9 +463,10 @@ def test_detail_query_count_is_constant(user_client, django_assert_num_queries, 
     make_run()
     run = make_run(urls=urls, attempts=3)
     make_run()
-    # session, user, run, URL decisions, attempts, newer, older, latest config version, and
-    # today's config to compare the snapshot with (config, scope rules, CLI entries, agents)
-    with django_assert_num_queries(12):
+    # session, user, run, URL decisions, attempts, newer, older, latest config version,
+    # today's config to compare the snapshot with (config, scope rules, CLI entries, agents),
+    # and the replies stored for the turn (the session's next run, its messages)
+    with django_assert_num_queries(14):
         response = user_client.get(f"/decisions/{run.pk}/?channel=telegram")
     assert response.content.decode().count('class="card url-card"') == urls
 
