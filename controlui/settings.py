@@ -239,7 +239,5 @@ LOGGING = {
         "django.channels.server": {"level": "WARNING"},
         # axes logs every successful login at INFO; lockouts are WARNING and stay visible.
         "axes": {"level": "WARNING"},
-        # httpx (the media providers' client) logs every request at INFO.
-        "httpx": {"level": "WARNING"},
     },
 }

@@ -130,7 +130,7 @@ def _django_cache(ttl_seconds: float) -> PageCache | None:
     if not os.environ.get("DJANGO_SETTINGS_MODULE"):
         return None
     # Stderr is this CLI's one-line error channel (the runner records its tail): the project's
-    # LOGGING would put Django's and httpx's INFO lines there, so logging is off for the run.
+    # LOGGING would put Django's INFO lines there, so logging is off for the run.
     logging.disable(logging.CRITICAL)
     try:
         from django.core.cache import cache

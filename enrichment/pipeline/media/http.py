@@ -2,7 +2,7 @@
 
 Audio goes to ``{baseUrl}/audio/transcriptions`` as multipart form data; images go to
 ``{baseUrl}/chat/completions`` as a ``data:`` URL in a vision message. The HTTP call itself is
-a parameter (``HttpPost``; ``httpx_post`` by default) so tests can use a local fake server.
+a parameter (``HttpPost``; ``provider_post`` by default) so tests can use a local fake server.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
+import aiohttp
 
 from enrichment.pipeline.config.media import (
     Capability,
@@ -34,6 +34,7 @@ from enrichment.pipeline.media.entry import (
     check_audio_size,
     normalize_provider_id,
 )
+from enrichment.pipeline.net.http import tls_context
 
 DEFAULT_BASE_URLS: Mapping[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -73,24 +74,39 @@ class HttpResponse:
 
 
 HttpPost = Callable[[HttpRequest], Awaitable[HttpResponse]]
+# A transcript or an image description is a few KiB; a provider answering more is broken.
+MAX_PROVIDER_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
-async def httpx_post(request: HttpRequest) -> HttpResponse:
-    """Default HTTP call: one POST, no redirects followed."""
-    async with httpx.AsyncClient(timeout=request.timeout_seconds, follow_redirects=False) as client:
-        if request.file is not None:
-            field, name, data, mime = request.file
-            response = await client.post(
-                request.url,
-                headers=dict(request.headers),
-                data=dict(request.form),
-                files={field: (name, data, mime)},
-            )
-        else:
-            response = await client.post(
-                request.url, headers=dict(request.headers), json=request.json_body
-            )
-        return HttpResponse(response.status_code, response.content)
+async def provider_post(request: HttpRequest) -> HttpResponse:
+    """Default HTTP call: one POST to the provider the operator configured (aiohttp, verified
+    TLS, no redirects followed, no proxy from the environment); the answer is read up to
+    ``MAX_PROVIDER_RESPONSE_BYTES``."""
+    form: aiohttp.FormData | None = None
+    if request.file is not None:
+        field, name, data, mime = request.file
+        form = aiohttp.FormData(list(request.form))
+        form.add_field(field, data, filename=name, content_type=mime)
+    timeout = aiohttp.ClientTimeout(total=request.timeout_seconds)
+    connector = aiohttp.TCPConnector(ssl=tls_context())
+    async with (
+        aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False) as session,
+        session.post(
+            request.url,
+            headers=dict(request.headers),
+            allow_redirects=False,
+            data=form,
+            json=None if form is not None else request.json_body,
+        ) as response,
+    ):
+        content = bytearray()
+        async for chunk in response.content.iter_chunked(64 * 1024):
+            content.extend(chunk)
+            if len(content) > MAX_PROVIDER_RESPONSE_BYTES:
+                raise RuntimeError(
+                    f"provider answer larger than {MAX_PROVIDER_RESPONSE_BYTES} bytes"
+                )
+        return HttpResponse(response.status, bytes(content))
 
 
 async def run_provider_entry(

@@ -54,7 +54,7 @@ from enrichment.pipeline.media.http import (
     HttpPost,
     HttpRequest,
     HttpResponse,
-    httpx_post,
+    provider_post,
     run_provider_entry,
 )
 from enrichment.pipeline.runner import CommandRunner
@@ -86,7 +86,7 @@ __all__ = [
     "command_id",
     "configured_entries",
     "gemini_response",
-    "httpx_post",
+    "provider_post",
     "model_entries",
     "normalize_provider_id",
     "resolve_cli_output",

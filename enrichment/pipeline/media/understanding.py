@@ -58,9 +58,9 @@ from enrichment.pipeline.media.providers import (
     ModelAttempt,
     ProviderAccess,
     active_vision_skip,
-    httpx_post,
     model_entries,
     normalize_provider_id,
+    provider_post,
     run_entry,
 )
 from enrichment.pipeline.runner import CommandRunner, run_command
@@ -229,7 +229,7 @@ async def run_media_understanding(
         session_key,
         cache,
         runner,
-        http or httpx_post,
+        http or provider_post,
         which,
         on_progress,
         {normalize_provider_id(k): v for k, v in (providers or {}).items()},

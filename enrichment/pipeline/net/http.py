@@ -27,17 +27,21 @@ for it from the loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
+import os
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+import ada_url
 import aiohttp
-import httpx
-from yarl import URL
+import certifi
+from yarl import URL  # aiohttp's own URL type: how a parsed, pinned URL is handed to it
 
 from enrichment.pipeline.net.ssrf import (
     UNRESOLVED,
@@ -66,6 +70,7 @@ MAX_RESPONSE_BYTES = 10_000_000
 
 Clock = Callable[[], float]
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class FetchError(Exception):
@@ -102,39 +107,6 @@ def clamp_max_response_bytes(value: float | None) -> int:
     return min(MAX_RESPONSE_BYTES, max(MIN_RESPONSE_BYTES, math.floor(value)))
 
 
-def fetch_guarded(
-    url: str,
-    *,
-    policy: SsrfPolicy,
-    resolve: Resolver = system_resolve,
-    max_redirects: int = 3,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    timeout_seconds: float = 30,
-    user_agent: str = DEFAULT_USER_AGENT,
-    extra_headers: Mapping[str, str] | None = None,
-    clock: Clock = time.monotonic,
-) -> FetchResponse:
-    """GET ``url`` through the SSRF guard; raises FetchError with a short reason.
-
-    The blocking door of ``fetch_guarded_async`` (the one implementation): it
-    runs on an event loop of its own, so it must not be called from a running loop's thread.
-    One deadline (``timeout_seconds``) covers DNS, every hop and reading the body.
-    """
-    return run_blocking(
-        fetch_guarded_async(
-            url,
-            policy=policy,
-            resolve=resolve,
-            max_redirects=max_redirects,
-            max_response_bytes=max_response_bytes,
-            timeout_seconds=timeout_seconds,
-            user_agent=user_agent,
-            extra_headers=extra_headers,
-            clock=clock,
-        )
-    )
-
-
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` on an event loop of its own and return its result.
 
@@ -150,20 +122,21 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
         loop.close()  # shuts the default executor down without waiting
 
 
-def parse_url(raw: str) -> httpx.URL:
-    """An http(s) URL with a host, or FetchError("Invalid URL: must be http or https")."""
+def parse_url(raw: str) -> ada_url.URL:
+    """An http(s) URL with a host, parsed as browsers do (WHATWG, the same parser as the SSRF
+    check), or FetchError("Invalid URL: must be http or https")."""
     try:
-        url = httpx.URL(raw.strip())
-    except (httpx.InvalidURL, TypeError) as error:
+        url = ada_url.URL(raw.strip())
+    except (ValueError, TypeError) as error:
         raise FetchError("Invalid URL: must be http or https") from error
-    if url.scheme not in ("http", "https") or not url.host:
+    if url.protocol not in ("http:", "https:") or not url.hostname:
         raise FetchError("Invalid URL: must be http or https")
     return url
 
 
-def origin_of(url: httpx.URL) -> tuple[str, str, int | None]:
-    default_port = {"http": 80, "https": 443}.get(url.scheme)
-    return (url.scheme, url.host.lower(), url.port or default_port)
+def origin_of(url: ada_url.URL) -> tuple[str, str, int | None]:
+    default_port = {"http:": 80, "https:": 443}.get(url.protocol)
+    return (url.protocol[:-1], url.hostname.lower(), int(url.port) if url.port else default_port)
 
 
 class Deadline:
@@ -183,8 +156,13 @@ class Deadline:
 
 @cache
 def tls_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs milliseconds; it is loaded once per process.
-    return httpx.create_ssl_context()
+    """Verified TLS with Mozilla's CA bundle (certifi), or the bundle ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` name. Loading a bundle costs milliseconds: once per process."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 async def fetch_guarded_async(
@@ -199,7 +177,8 @@ async def fetch_guarded_async(
     extra_headers: Mapping[str, str] | None = None,
     clock: Clock = time.monotonic,
 ) -> FetchResponse:
-    """GET ``url`` through the SSRF guard without blocking the loop; raises FetchError."""
+    """GET ``url`` through the SSRF guard; raises FetchError with a short reason. One deadline
+    (``timeout_seconds``) covers DNS, every hop and reading the body."""
     deadline = Deadline(clock, timeout_seconds)
     headers = {
         "Accept": ACCEPT,
@@ -219,8 +198,9 @@ async def fetch_guarded_async(
 
 async def guard_url_async(url: str, *, policy: SsrfPolicy, resolve: Resolver = system_resolve,
                           timeout_seconds: float = 30) -> None:  # fmt: skip
-    """``webfetch.guard_url`` without blocking the loop: raise FetchError when ``url`` is not
-    a fetchable http(s) URL or the SSRF guard blocks it now."""
+    """Raise FetchError when ``url`` is not a fetchable http(s) URL or the SSRF guard blocks
+    it now (its name resolves to a blocked address today, whatever it resolved to when a
+    page was cached)."""
     deadline = Deadline(time.monotonic, timeout_seconds)
     try:
         async with asyncio.timeout(max(0.0, deadline.remaining())):
@@ -229,14 +209,16 @@ async def guard_url_async(url: str, *, policy: SsrfPolicy, resolve: Resolver = s
         raise deadline.expired_error() from error
 
 
-def guard_url(
-    url: str, *, policy: SsrfPolicy, resolve: Resolver = system_resolve, timeout_seconds: float = 30
-) -> None:
-    """Raise FetchError when ``url`` is not a fetchable http(s) URL or the SSRF guard blocks it
-    now (its name resolves to a blocked address today, whatever it resolved to when cached)."""
-    run_blocking(
-        guard_url_async(url, policy=policy, resolve=resolve, timeout_seconds=timeout_seconds)
-    )
+def blocking(function: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking door of an async function (the console script, tests): the same code,
+    run on an event loop of its own (``run_blocking``), so it must not be called from a
+    running loop's thread."""
+
+    @functools.wraps(function)
+    def door(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_blocking(function(*args, **kwargs))
+
+    return door
 
 
 def describe_error(error: BaseException) -> str:
@@ -284,37 +266,43 @@ async def _follow(
         target = _redirect_target(current, location)
         # Only redirect targets are remembered, so a hop back to the start URL is caught on
         # its second occurrence (reference behaviour).
-        if str(target) in seen_targets:
+        if target.href in seen_targets:
             raise FetchError("Redirect loop detected")
-        seen_targets.add(str(target))
+        seen_targets.add(target.href)
         if origin_of(target) != origin_of(current):
             for name in [name for name in headers if name.lower() in SENSITIVE_HEADERS]:
                 del headers[name]
-        current, final_url = target, str(target)
+        current, final_url = target, target.href
 
 
-def _redirect_target(current: httpx.URL, location: str) -> httpx.URL:
+_HAS_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _redirect_target(current: ada_url.URL, location: str) -> ada_url.URL:
     """The next hop's URL. A Location with a scheme must be a whole http(s) URL with a host
     (``http:%2F%2F127.0.0.1/x`` and ``http://[::1/x`` are refused, before anything is
     resolved); one without is resolved against the current URL."""
+    given = location.strip()
     try:
-        given = httpx.URL(location.strip())
-        return parse_url(str(given if given.scheme else current.join(given)))
-    except (httpx.InvalidURL, FetchError) as error:
+        if _HAS_SCHEME.match(given):
+            return parse_url(given)
+        return parse_url(ada_url.URL(given, base=current.href).href)
+    except (ValueError, FetchError) as error:
         raise FetchError("Invalid redirect location") from error
 
 
 async def _send_pinned(
     session: aiohttp.ClientSession,
-    url: httpx.URL,
+    url: ada_url.URL,
     headers: dict[str, str],
     policy: SsrfPolicy,
     resolve: Resolver,
 ) -> tuple[aiohttp.ClientResponse, str]:
     """Send one hop to each checked address in turn until one accepts the connection."""
     addresses = await _checked_addresses(url, policy, resolve)
-    host_header = url.netloc.decode("ascii").rsplit("@", 1)[-1]
-    sni = url.host if url.scheme == "https" else None
+    host_header = url.host  # the name as parsed (IDNA, default port left out), never userinfo
+    # SNI and the certificate name: the host name; an IP literal sends none.
+    sni = url.hostname if url.protocol == "https:" and not _is_ip_literal(url) else None
     last_error: aiohttp.ClientConnectorError | None = None
     for address in addresses:
         try:
@@ -332,17 +320,26 @@ async def _send_pinned(
     raise last_error
 
 
-def pinned_url(url: httpx.URL, address: str) -> URL:
+def pinned_url(url: ada_url.URL, address: str) -> URL:
     """``url`` with its host replaced by the checked address (IPv6 in brackets), as sent.
+    The URL is already normalised by the one parser; aiohttp gets it as its own URL type,
+    marked encoded so nothing is quoted twice.
 
-    >>> str(pinned_url(httpx.URL("https://other.test:8443/a?b=1"), "2001:db8::1"))
+    >>> str(pinned_url(ada_url.URL("https://other.test:8443/a?b=1"), "2001:db8::1"))
     'https://[2001:db8::1]:8443/a?b=1'
     """
-    return URL(str(url.copy_with(host=address)), encoded=True)
+    host = f"[{address}]" if ":" in address else address
+    userinfo = url.username + (f":{url.password}" if url.password else "")
+    authority = (f"{userinfo}@" if userinfo else "") + host + (f":{url.port}" if url.port else "")
+    return URL(f"{url.protocol}//{authority}{url.pathname}{url.search}", encoded=True)
+
+
+def _is_ip_literal(url: ada_url.URL) -> bool:
+    return url.hostname.startswith("[") or url.hostname.replace(".", "").isdigit()
 
 
 async def _checked_addresses(
-    url: httpx.URL, policy: SsrfPolicy, resolve: Resolver
+    url: ada_url.URL, policy: SsrfPolicy, resolve: Resolver
 ) -> tuple[str, ...]:
     """Classify the host, resolve it once, classify every answer (any blocked answer blocks).
 
@@ -350,7 +347,7 @@ async def _checked_addresses(
     The caller's deadline (asyncio.timeout) bounds the wait; a lookup that outlives it
     finishes in its thread and is ignored.
     """
-    verdict = await check_url_async(str(url), policy, resolve)
+    verdict = await check_url_async(url.href, policy, resolve)
     if verdict.blocked:
         raise FetchError(blocked_message(verdict.reason or "blocked"))
     if not verdict.addresses:
@@ -405,3 +402,7 @@ async def _read_capped(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes,
         if len(buffer) > limit:
             return bytes(buffer[:limit]), True
     return bytes(buffer), False
+
+
+fetch_guarded = blocking(fetch_guarded_async)
+guard_url = blocking(guard_url_async)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx
+import ada_url
 import pytest
 import trustme
 
@@ -549,7 +549,7 @@ def test_https_certificate_must_name_the_host(tls_server: TlsServer) -> None:
 
 def test_pinned_url_brackets_ipv6_and_keeps_port_path_and_query() -> None:
     pinned = webfetch_async.pinned_url(
-        httpx.URL("https://other.test:8443/a b?q=%20"), "2001:db8::1"
+        ada_url.URL("https://other.test:8443/a b?q=%20"), "2001:db8::1"
     )
     assert str(pinned) == "https://[2001:db8::1]:8443/a%20b?q=%20"
 
@@ -563,7 +563,8 @@ def test_pinned_url_brackets_ipv6_and_keeps_port_path_and_query() -> None:
         ("http:%2F%2F127.0.0.1/x", "Invalid redirect location"),
         ("https:%2F%2F127.0.0.1/x", "Invalid redirect location"),
         ("http://[::1/x", "Invalid redirect location"),
-        ("http://a b.test/", "Blocked: invalid URL"),
+        # One parser for the fetch and the SSRF check: a space in the host is no URL at all.
+        ("http://a b.test/", "Invalid redirect location"),
     ],
     ids=["encoded-slashes", "encoded-slashes-other-scheme", "broken-ipv6", "space-in-host"],
 )

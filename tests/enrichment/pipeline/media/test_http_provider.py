@@ -294,3 +294,41 @@ async def test_cancelled_run_still_removes_downloads(tmp_path: Path) -> None:
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
+
+
+# --- the provider client itself (aiohttp) ---------------------------------------------------
+
+
+async def test_provider_answer_arriving_in_many_pieces_is_read_whole(
+    provider_server: FakeProviderServer,
+) -> None:
+    from enrichment.pipeline.media.http import HttpRequest, provider_post
+
+    text = "word " * 400_000  # ~2 MB: many TCP reads
+    provider_server.replies["/v1/chat/completions"] = (200, json.dumps({"text": text}).encode())
+    request = HttpRequest(
+        f"{base_url(provider_server)}/chat/completions", (("X-Test", "1"),), 10, json_body={}
+    )
+    response = await provider_post(request)
+    assert response.status == 200 and json.loads(response.body)["text"] == text
+    path, headers, body = provider_server.requests[-1]
+    assert headers["X-Test"] == "1" and json.loads(body) == {}
+
+
+async def test_provider_answer_over_the_limit_is_refused_with_the_limit(
+    provider_server: FakeProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from enrichment.pipeline.media import http
+
+    monkeypatch.setattr(http, "MAX_PROVIDER_RESPONSE_BYTES", 1000)
+    provider_server.replies["/v1/audio/transcriptions"] = (200, b"x" * 5000)
+    request = http.HttpRequest(
+        f"{base_url(provider_server)}/audio/transcriptions",
+        (),
+        10,
+        form=(("model", "m"),),
+        file=("file", "a.wav", b"RIFF", "audio/wav"),
+    )
+    with pytest.raises(RuntimeError, match="larger than 1000 bytes"):
+        await http.provider_post(request)
+    assert b'name="model"\r\n\r\nm' in provider_server.requests[-1][2]
