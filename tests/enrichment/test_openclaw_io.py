@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from enrichment import openclaw_io
 from enrichment.config_store import config_document
+from enrichment.openclaw_current import AGENTS_NOT_MODELLED, FETCH_NOT_MODELLED, not_modelled
 from enrichment.openclaw_io import OpenClawFileError, openclaw_load, openclaw_to_config
 
 OPENCLAW_FILE = """
@@ -72,9 +73,9 @@ EXPECTED_NOTES = [
     "models: not a Control UI setting, ignored",
     "tools.exec: not a Control UI setting, ignored",
     "tools.web.search: not a Control UI setting, ignored",
-    "tools.web.fetch.enabled: not a Control UI setting, ignored",
-    "tools.web.fetch.firecrawl: not a Control UI setting, ignored",
-    "agents.defaults: not a Control UI setting, ignored",
+    not_modelled("tools.web.fetch.enabled", FETCH_NOT_MODELLED["enabled"]),
+    not_modelled("tools.web.fetch.firecrawl", FETCH_NOT_MODELLED["firecrawl"]),
+    not_modelled("agents.defaults", AGENTS_NOT_MODELLED["defaults"]),
     "agents.list[0].name: not a Control UI setting, ignored",
     "agents.list[0].workspace: not a Control UI setting, ignored",
     "agents.list[0].tools.elevated: not a Control UI setting, ignored",
@@ -109,7 +110,7 @@ def test_openclaw_to_config_keeps_only_the_enrichment_blocks() -> None:
         ({"tools": {}}, {"tools": {}}, []),
         ({"tools": {"exec": {}, "elevated": {}}}, {"tools": {}}, ["tools.exec", "tools.elevated"]),
         ({"tools": {"web": {"search": {}}}}, {"tools": {}}, ["tools.web.search"]),
-        ({"agents": {"defaults": {}}}, {}, ["agents.defaults"]),
+        ({"agents": {"defaults": {}}}, {}, [("agents.defaults", AGENTS_NOT_MODELLED["defaults"])]),
         ({"agents": {"list": [{"id": "a", "tools": {}}]}}, {"agents": {"list": [{"id": "a"}]}}, []),
         (
             {"agents": {"list": [{"id": "a", "tools": {"web": {}}}]}},
@@ -142,10 +143,12 @@ def test_openclaw_to_config_keeps_only_the_enrichment_blocks() -> None:
         "fetch-typo-kept",
     ],
 )
-def test_openclaw_to_config_rules(doc: Any, expected: Any, notes: list[str]) -> None:
+def test_openclaw_to_config_rules(doc: Any, expected: Any, notes: list[Any]) -> None:
     document, got_notes = openclaw_to_config(doc)
     assert document == expected
-    assert got_notes == [f"{path}: not a Control UI setting, ignored" for path in notes]
+    assert got_notes == [
+        not_modelled(*path) if isinstance(path, tuple) else not_modelled(path) for path in notes
+    ]
 
 
 @pytest.mark.parametrize(
