@@ -16,6 +16,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
+from enrichment.admin_openclaw import OpenClawExportAdminMixin
 from enrichment.admin_versions import VersionedAdminMixin, VersionedFormMixin
 from enrichment.admin_widgets import BooleanWidgetsMixin, HostnameListField
 from enrichment.config_store import FETCH_FIELDS, LINK_FIELDS, SSRF_FLAGS
@@ -328,7 +329,9 @@ class RenumberingAdmin(BooleanWidgetsMixin, admin.ModelAdmin):
 
 
 @admin.register(EnrichmentConfig)
-class EnrichmentConfigAdmin(VersionedAdminMixin, SortableAdminBase, RenumberingAdmin):
+class EnrichmentConfigAdmin(
+    OpenClawExportAdminMixin, VersionedAdminMixin, SortableAdminBase, RenumberingAdmin
+):
     list_display = ("name", "is_active", "updated_at", "test_link")
     change_form_template = "admin/enrichment/enrichmentconfig/change_form.html"
     form = EnrichmentConfigForm
