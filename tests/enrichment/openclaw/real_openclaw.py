@@ -20,6 +20,7 @@ import fcntl
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,16 +92,31 @@ class OpenClaw:
             check=False,
         )
 
-    def validate(self, config: Mapping[str, Any], *, home: Path) -> dict[str, Any]:
-        """``openclaw config validate --json`` on ``config`` written as the HOME's config."""
+    def validate(self, config: Mapping[str, Any] | str, *, home: Path) -> dict[str, Any]:
+        """``openclaw config validate --json`` on ``config`` (a document, or a file's text)
+        written as the HOME's config file."""
         path = home / ".openclaw" / "openclaw.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        text = config if isinstance(config, str) else json.dumps(config, indent=2) + "\n"
+        path.write_text(text, encoding="utf-8")
         done = self.run(["config", "validate", "--json"], home=home)
         try:
             return dict(json.loads(done.stdout))
         except ValueError:
             raise AssertionError(f"no JSON from validate: {done.stdout!r} {done.stderr!r}") from None
+
+
+    def link_runner_exec(self) -> tuple[Path, str]:
+        """The module and export name of the ``runCommandWithTimeout`` OpenClaw's link runner
+        imports (bundled under a hashed file name)."""
+        runtime = self.entry.parent / "dist" / "link-understanding" / "apply.runtime.js"
+        found = re.search(
+            r'import \{ ([\w$]+) as runCommandWithTimeout \} from "\.\./(exec-[\w-]+\.mjs)"',
+            runtime.read_text(encoding="utf-8"),
+        )
+        if found is None:
+            raise RuntimeError(f"{runtime} no longer imports runCommandWithTimeout")
+        return runtime.parent.parent / found.group(2), found.group(1)
 
 
 def installed(root: Path) -> OpenClaw | None:
