@@ -41,12 +41,10 @@ def openclaw_exports(config: EnrichmentConfig) -> list[dict[str, Any]]:
     ]
 
 
-class OpenClawExportAdminMixin(admin.ModelAdmin):  # type: ignore[type-arg]
+class OpenClawExportAdminMixin(admin.ModelAdmin):
     def get_urls(self) -> list[URLPattern]:
         export = self.admin_site.admin_view(self.openclaw_export_view)
-        own = [
-            path("<int:pk>/openclaw/<str:target>/", export, name="enrichment_openclaw_export")
-        ]
+        own = [path("<int:pk>/openclaw/<str:target>/", export, name="enrichment_openclaw_export")]
         return own + super().get_urls()
 
     def change_view(

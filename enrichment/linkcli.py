@@ -46,6 +46,7 @@ from enrichment.pipeline.config.model import WEB_FETCH_INTS, ConfigIssue, WebFet
 from enrichment.pipeline.config.readers import ConfigReader
 from enrichment.pipeline.fetch.link_understand import (
     PageRequest,
+    StdinPageError,
     build_parser,
     cache_ttl_seconds,
     page_output,
@@ -85,8 +86,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported only now: --help and bad arguments need neither the HTTP client nor the extractor.
     from enrichment.pipeline.fetch.extraction import ExtractionError
     from enrichment.pipeline.fetch.webfetch import FetchError
-
-    from enrichment.pipeline.fetch.link_understand import StdinPageError
 
     try:
         if request.from_stdin:
@@ -204,7 +203,6 @@ def _from_url(request: PageRequest, policy: SsrfPolicy, settings: WebFetchConfig
 def _from_stdin(request: PageRequest, settings: WebFetchConfig) -> str:
     from enrichment.pipeline.fetch.link_understand import (
         STDIN_ORIGIN,
-        StdinPageError,
         check_stdin_page,
         extract_stdin_page,
         page_url_from_environment,

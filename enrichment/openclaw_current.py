@@ -74,9 +74,7 @@ def ignored(path: str) -> Note:
     return f"{path}: not a Control UI setting, ignored"
 
 
-def _without(
-    block: Any, drop: Mapping[str, str], path: str, notes: list[Note]
-) -> Any:
+def _without(block: Any, drop: Mapping[str, str], path: str, notes: list[Note]) -> Any:
     """``block`` less the keys of ``drop``, each named in a note (non-objects unchanged)."""
     if not isinstance(block, Mapping):
         return block

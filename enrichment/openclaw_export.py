@@ -35,7 +35,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 Target = Literal["current", "legacy"]
 TARGETS: tuple[Target, ...] = ("current", "legacy")
@@ -61,9 +61,10 @@ class UnknownTarget(ValueError):
 
 
 def parse_target(value: str) -> Target:
-    if value not in TARGETS:
-        raise UnknownTarget(f'unknown target "{value}": use one of {", ".join(TARGETS)}')
-    return cast(Target, value)
+    for target in TARGETS:
+        if value == target:
+            return target
+    raise UnknownTarget(f'unknown target "{value}": use one of {", ".join(TARGETS)}')
 
 
 def export_openclaw(document: Mapping[str, Any], target: str = DEFAULT_TARGET) -> OpenClawExport:
@@ -99,7 +100,9 @@ def legacy_notes(document: Mapping[str, Any]) -> list[Note]:
     ]
     for path, block in blocks:
         if path != "tools":
-            notes += [f"{path}.{key}: {LEGACY_REFUSED}" for key in ("links", "media") if key in block]
+            notes += [
+                f"{path}.{key}: {LEGACY_REFUSED}" for key in ("links", "media") if key in block
+            ]
         if "concurrency" in (block.get("links") or {}):
             notes.append(f"{path}.links.concurrency: {LEGACY_REFUSED}")
     media = tools.get("media") or {}
@@ -235,9 +238,7 @@ def _media(media: Mapping[str, Any], notes: list[Note]) -> dict[str, Any]:
                 _media_entry(entry, f"{path}[{index}]", notes) for index, entry in enumerate(value)
             ]
         elif key in CAPABILITIES:
-            block = _media_settings(
-                {k: v for k, v in value.items() if k != "models"}, path, notes
-            )
+            block = _media_settings({k: v for k, v in value.items() if k != "models"}, path, notes)
             if block:
                 result[key] = block
         else:

@@ -53,7 +53,9 @@ def run_as_openclaw(
     final_url: str | None = FINAL_URL,
     fetch: dict[str, object] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LINK_", "OPENCLAW_"))}  # noqa: E501
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LINK_", "OPENCLAW_"))
+    }  # noqa: E501
     env["PATH"] = f"{SCRIPT.parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = REPO_ROOT
     if link_url is not None:
@@ -146,7 +148,9 @@ def test_hostile_stdin_fails_with_one_line_naming_the_problem(
 def test_a_page_exactly_at_the_limit_is_read() -> None:
     body = b"<html><body><article><p>" + b"word " * 6000 + b"</p></article></body></html>"
     padded = body + b" " * (32000 - len(body))
-    result = run_as_openclaw(["link-understand", "--no-wrap"], padded, fetch={"maxResponseBytes": 32000})  # noqa: E501
+    result = run_as_openclaw(
+        ["link-understand", "--no-wrap"], padded, fetch={"maxResponseBytes": 32000}
+    )  # noqa: E501
     assert result.returncode == 0 and result.stdout.decode().startswith("word word")
 
 
@@ -154,7 +158,9 @@ def test_a_terminal_on_stdin_is_refused_instead_of_waiting() -> None:
     master, slave = os.openpty()
     try:
         env = {**os.environ, "PYTHONPATH": REPO_ROOT}
-        result = subprocess.run([str(SCRIPT)], stdin=slave, capture_output=True, env=env, timeout=30)  # noqa: E501
+        result = subprocess.run(
+            [str(SCRIPT)], stdin=slave, capture_output=True, env=env, timeout=30
+        )  # noqa: E501
     finally:
         os.close(master)
         os.close(slave)
@@ -165,11 +171,19 @@ def test_a_terminal_on_stdin_is_refused_instead_of_waiting() -> None:
 async def test_the_server_runs_the_stdin_form_as_the_script_does_with_no_stdin() -> None:
     """Our own runner gives a CLI no stdin; in-process and subprocess fail alike, clearly."""
     argv = ("link-understand", "--format", "markdown")
-    env = {**os.environ, "PYTHONPATH": REPO_ROOT, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ['PATH']}"}  # noqa: E501
+    env = {
+        **os.environ,
+        "PYTHONPATH": REPO_ROOT,
+        "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ['PATH']}",
+    }  # noqa: E501
     spawned = await run_command(argv, timeout_seconds=30, env=env)
     inside = await run_in_process(argv, timeout_seconds=30, policy=SsrfPolicy())
     for result in (spawned, inside):
-        assert (result.outcome, result.reason, result.exit_code) == ("failed", "exited with code 1", 1)  # noqa: E501
+        assert (result.outcome, result.reason, result.exit_code) == (
+            "failed",
+            "exited with code 1",
+            1,
+        )  # noqa: E501
         assert result.stderr_tail == f"stdin: {EMPTY_STDIN}"
 
 

@@ -313,7 +313,9 @@ def check_stdin_page(raw: bytes, max_bytes: int) -> None:
         raise StdinPageError(f"{STDIN_ORIGIN}: binary data{detail}, not a page")
 
 
-_HTML_HINT = re.compile(rb"<(?:!doctype\s+html|html|head|body|main|article|div|p|title)[\s>/]", re.I)
+_HTML_HINT = re.compile(
+    rb"<(?:!doctype\s+html|html|head|body|main|article|div|p|title)[\s>/]", re.I
+)
 
 
 def stdin_content_type(raw: bytes) -> str | None:

@@ -103,8 +103,9 @@ class OpenClaw:
         try:
             return dict(json.loads(done.stdout))
         except ValueError:
-            raise AssertionError(f"no JSON from validate: {done.stdout!r} {done.stderr!r}") from None
-
+            raise AssertionError(
+                f"no JSON from validate: {done.stdout!r} {done.stderr!r}"
+            ) from None
 
     def link_runner_exec(self) -> tuple[Path, str]:
         """The module and export name of the ``runCommandWithTimeout`` OpenClaw's link runner
@@ -159,7 +160,9 @@ def _npm(npm: str, root: Path, packages: list[str], path: str) -> None:
         done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
                               env={**os.environ, "PATH": path}, check=False)  # fmt: skip
     except subprocess.TimeoutExpired:
-        raise NpmUnreachable(f"npm install {' '.join(packages)} took over {INSTALL_TIMEOUT}s") from None
+        raise NpmUnreachable(
+            f"npm install {' '.join(packages)} took over {INSTALL_TIMEOUT}s"
+        ) from None
     if done.returncode != 0:
         output = done.stdout + done.stderr
         if any(code in output for code in UNREACHABLE):
@@ -215,13 +218,35 @@ def write_schema(openclaw: OpenClaw) -> None:
 
 # ``openclaw config set`` commands, in order: a small config of the current shape.
 SET_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("tools.links.models", json.dumps([{"type": "cli", "command": "link-understand",
-     "args": ["--format", "markdown", "--max-chars", "6000"], "timeoutSeconds": 20}])),  # fmt: skip
+    (
+        "tools.links.models",
+        json.dumps(
+            [
+                {
+                    "type": "cli",
+                    "command": "link-understand",
+                    "args": ["--format", "markdown", "--max-chars", "6000"],
+                    "timeoutSeconds": 20,
+                }
+            ]
+        ),
+    ),  # fmt: skip
     ("tools.links.maxLinks", "2"),
     ("tools.web.fetch.maxChars", "12000"),
     ("tools.web.fetch.ssrfPolicy.allowedHostnames", '["docs.internal"]'),
-    ("tools.media.models", json.dumps([{"type": "cli", "command": "describe-image",
-     "args": ["{{MediaPath}}", "{{Prompt}}"], "capabilities": ["image"]}])),  # fmt: skip
+    (
+        "tools.media.models",
+        json.dumps(
+            [
+                {
+                    "type": "cli",
+                    "command": "describe-image",
+                    "args": ["{{MediaPath}}", "{{Prompt}}"],
+                    "capabilities": ["image"],
+                }
+            ]
+        ),
+    ),  # fmt: skip
     ("tools.media.image.maxChars", "250"),
     ("agents.entries.main.tools.profile", '"messaging"'),
 )
@@ -233,8 +258,13 @@ def write_fixtures(openclaw: OpenClaw) -> None:
     ``patch-input.json5``, and the ``config set`` commands above."""
     for name, steps in (
         ("written-by-patch.json", [(["config", "patch", "--stdin"], _patch_input())]),
-        ("written-by-set.json", [(["config", "set", path, value, "--strict-json"], None)
-                                  for path, value in SET_COMMANDS]),  # fmt: skip
+        (
+            "written-by-set.json",
+            [
+                (["config", "set", path, value, "--strict-json"], None)
+                for path, value in SET_COMMANDS
+            ],
+        ),  # fmt: skip
     ):
         shutil.rmtree(FIXTURE_HOME, ignore_errors=True)
         for args, stdin in steps:

@@ -126,8 +126,14 @@ def test_a_config_written_by_openclaw_config_patch_names_every_key_it_leaves() -
         ({"agents": {"entries": []}}, {"agents": {"list": []}}),
         ({"agents": {"entries": {"a": 5}}}, {"agents": {"list": [5]}}),
     ],
-    ids=["entries", "list-and-entries", "private-network-name", "entry-profile", "entries-list",
-         "entry-number"],  # fmt: skip
+    ids=[
+        "entries",
+        "list-and-entries",
+        "private-network-name",
+        "entry-profile",
+        "entries-list",
+        "entry-number",
+    ],  # fmt: skip
 )
 def test_current_shape_import_rules(doc: dict[str, Any], expected: dict[str, Any]) -> None:
     assert openclaw_to_config(doc)[0] == expected
@@ -205,14 +211,39 @@ def links_doc(**links: Any) -> dict[str, Any]:
             "tools.media.image.maxChars: 0 (no trimming) has no equivalent",
         ),
         (
-            {"tools": {"media": {"audio": {"models": [{"command": "x", "args": ["{{MediaPath}}"],
-                                                       "capabilities": ["video"]}]}}}},  # fmt: skip
+            {
+                "tools": {
+                    "media": {
+                        "audio": {
+                            "models": [
+                                {
+                                    "command": "x",
+                                    "args": ["{{MediaPath}}"],
+                                    "capabilities": ["video"],
+                                }
+                            ]
+                        }
+                    }
+                }
+            },  # fmt: skip
             {"tools": {"media": {}}},
-            "without \"audio\", so it never runs",
+            'without "audio", so it never runs',
         ),
         (
-            {"tools": {"media": {"models": [{"type": "cli", "command": "x", "capabilities": ["image"]}]}}},  # noqa: E501
-            {"tools": {"media": {"models": [{"type": "cli", "command": "x", "capabilities": ["image"]}]}}},  # noqa: E501
+            {
+                "tools": {
+                    "media": {
+                        "models": [{"type": "cli", "command": "x", "capabilities": ["image"]}]
+                    }
+                }
+            },  # noqa: E501
+            {
+                "tools": {
+                    "media": {
+                        "models": [{"type": "cli", "command": "x", "capabilities": ["image"]}]
+                    }
+                }
+            },  # noqa: E501
             "refuses to run a media CLI without args",
         ),
         (
@@ -227,13 +258,27 @@ def links_doc(**links: Any) -> dict[str, Any]:
         ),
         (
             {"agents": {"list": [{"id": "a", "tools": {"deny": ["exec"]}}, {"id": "b"}]}},
-            {"agents": {"ownership": "explicit", "entries": {"a": {"tools": {"deny": ["exec"]}}, "b": {}}}},  # noqa: E501
+            {
+                "agents": {
+                    "ownership": "explicit",
+                    "entries": {"a": {"tools": {"deny": ["exec"]}}, "b": {}},
+                }
+            },  # noqa: E501
             None,
         ),
     ],
-    ids=["concurrency", "fractional-timeout", "builtin-url-pair", "dangling-flag",
-         "max-chars-zero", "never-runs", "media-cli-no-args", "private-network", "agent-id",
-         "ownership"],  # fmt: skip
+    ids=[
+        "concurrency",
+        "fractional-timeout",
+        "builtin-url-pair",
+        "dangling-flag",
+        "max-chars-zero",
+        "never-runs",
+        "media-cli-no-args",
+        "private-network",
+        "agent-id",
+        "ownership",
+    ],  # fmt: skip
 )
 def test_current_export_rules(
     document: dict[str, Any], expected: dict[str, Any], note: str | None

@@ -39,7 +39,9 @@ async def test_attachment_variables_name_the_same_file_as_the_media_ones(tmp_pat
                           Attachment(0, url="https://cdn.test/p.png", mime="image/png"))  # fmt: skip
     path, directory, url, mime, index = text.split(" ")
     assert path.split("=")[0] == path.split("=")[1] and path.endswith("/p.png")
-    assert directory.split("=")[0] == directory.split("=")[1] == str(Path(path.split("=")[0]).parent)  # noqa: E501
+    assert (
+        directory.split("=")[0] == directory.split("=")[1] == str(Path(path.split("=")[0]).parent)
+    )  # noqa: E501
     assert url == "https://cdn.test/p.png=https://cdn.test/p.png"
     assert mime == "image/png=image/png"
     assert index == "#0"
@@ -53,5 +55,7 @@ async def test_a_local_attachment_without_url_gets_its_path_as_media_url(tmp_pat
 
 async def test_audio_gets_the_configured_language(tmp_path: Path) -> None:
     audio = Attachment(0, url="https://cdn.test/a.wav", mime="audio/wav")
-    assert await describe(tmp_path, "audio", ["lang={{Language}}"], audio, language="de") == "lang=de"
+    assert (
+        await describe(tmp_path, "audio", ["lang={{Language}}"], audio, language="de") == "lang=de"
+    )
     assert await describe(tmp_path, "audio", ["lang={{Language}}"], audio) == "lang="
