@@ -205,13 +205,15 @@ def test_import_export_import_round_trip(openclaw_file, tmp_path) -> None:
     run("import_openclaw_config", str(openclaw_file))
     first = config_document()
     exported = tmp_path / "exported.json"
-    run("export_openclaw_config", "--output", str(exported))
+    # The legacy target is the stored shape itself (the default target, OpenClaw 2026.9's, is
+    # tested in tests/enrichment/openclaw/).
+    run("export_openclaw_config", "--target", "legacy", "--output", str(exported))
     assert json.loads(exported.read_text()) == first
     # The export is clean: importing it again has nothing to ignore and changes nothing.
     output = run("import_openclaw_config", str(exported))
     assert "note:" not in output
     assert config_document() == first
-    assert json.loads(run("export_openclaw_config")) == first
+    assert json.loads(run("export_openclaw_config", "--target", "legacy")) == first
 
 
 @pytest.mark.django_db
