@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from enrichment.pipeline.scope import normalize_chat_type
+
 Target = Literal["current", "legacy"]
 TARGETS: tuple[Target, ...] = ("current", "legacy")
 DEFAULT_TARGET: Target = "current"
@@ -157,8 +159,28 @@ def _links(links: Mapping[str, Any], path: str, notes: list[Note]) -> dict[str, 
                 _link_model(model, f"{path}.models[{index}]", notes)
                 for index, model in enumerate(value)
             ]
+        elif key == "scope":
+            result[key] = _scope(value, f"{path}.scope", notes)
         else:
             result[key] = copy.deepcopy(value)
+    return result
+
+
+def _scope(scope: Mapping[str, Any], path: str, notes: list[Note]) -> dict[str, Any]:
+    """OpenClaw's schema takes only ``direct``, ``group`` and ``channel``; the Control UI also
+    reads ``dm`` and any case as the same chat type, written here under OpenClaw's name."""
+    result = copy.deepcopy(dict(scope))
+    for index, rule in enumerate(result.get("rules") or []):
+        match = rule.get("match") or {}
+        written = match.get("chatType")
+        if isinstance(written, str):
+            chat_type = normalize_chat_type(written)
+            if chat_type is not None and chat_type != written:
+                match["chatType"] = chat_type
+                notes.append(
+                    f'{path}.rules[{index}].match.chatType: "{written}" written as '
+                    f'"{chat_type}", the same chat type under OpenClaw\'s name'
+                )
     return result
 
 
@@ -288,6 +310,8 @@ def _media_settings(block: Mapping[str, Any], path: str, notes: list[Note]) -> d
     for key, value in block.items():
         if key == "timeoutSeconds":
             result[key] = _whole_seconds(value, f"{path}.timeoutSeconds", notes)
+        elif key == "scope" and isinstance(value, Mapping):
+            result[key] = _scope(value, f"{path}.scope", notes)
         elif key == "maxChars" and value == 0:
             notes.append(
                 f"{path}.maxChars: 0 (no trimming) has no equivalent in OpenClaw 2026.9, which "

@@ -194,6 +194,34 @@ def links_doc(**links: Any) -> dict[str, Any]:
     ("document", "expected", "note"),
     [
         (links_doc(concurrency=2), links_doc(), "tools.links.concurrency: OpenClaw 2026.9 has no"),
+        (
+            links_doc(scope={"rules": [{"action": "deny", "match": {"chatType": "DM"}}]}),
+            links_doc(scope={"rules": [{"action": "deny", "match": {"chatType": "direct"}}]}),
+            '"DM" written as "direct"',
+        ),
+        (
+            {
+                "tools": {
+                    "media": {
+                        "audio": {
+                            "scope": {"rules": [{"action": "allow", "match": {"chatType": "dm"}}]}
+                        }
+                    }
+                }
+            },
+            {
+                "tools": {
+                    "media": {
+                        "audio": {
+                            "scope": {
+                                "rules": [{"action": "allow", "match": {"chatType": "direct"}}]
+                            }
+                        }
+                    }
+                }
+            },
+            'tools.media.audio.scope.rules[0].match.chatType: "dm" written as "direct"',
+        ),
         (links_doc(timeoutSeconds=1.5), links_doc(timeoutSeconds=2), "1.5 written as 2"),
         (
             links_doc(models=[{"command": "link-understand", "args": ["--url", "{{LinkUrl}}"]}]),
@@ -269,6 +297,8 @@ def links_doc(**links: Any) -> dict[str, Any]:
     ],
     ids=[
         "concurrency",
+        "dm-chat-type",
+        "media-dm-chat-type",
         "fractional-timeout",
         "builtin-url-pair",
         "dangling-flag",
