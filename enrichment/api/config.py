@@ -5,14 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Body, Router
+from ninja import Body, Router, Schema
 
 from common.permissions import require_staff
 from enrichment.config import versions as config_versions
 from enrichment.config.changes import config_replace
+from enrichment.config.openclaw_export import OPENCLAW_VERSION, Target, export_openclaw
 from enrichment.config.store import config_document
 
 router = Router(tags=["config"])
+
+
+class OpenClawExportOut(Schema):
+    target: Target
+    openclawVersion: str  # noqa: N815 - the public JSON name
+    config: dict[str, Any]
+    notes: list[str]
 
 
 @router.get("/config", tags=["config"])
@@ -21,6 +29,24 @@ def config_get(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
     (send it back as ``If-Match`` on ``PUT``)."""
     response["ETag"] = f'"{config_versions.latest_number()}"'
     return config_document()
+
+
+@router.get("/config/openclaw", response=OpenClawExportOut, tags=["config"])
+def config_openclaw(
+    request: HttpRequest, response: HttpResponse, target: Target = "current"
+) -> dict[str, Any]:
+    """The stored config as an OpenClaw config file for ``target``: ``current`` (OpenClaw
+    2026.9: ``agents.entries``, one ``tools.media.models`` list; the default) or ``legacy``
+    (the shape of ``GET /api/config``). ``notes`` names each setting the target has no home
+    for (left out of ``config``) and each rewrite; the ``ETag`` is the config version."""
+    response["ETag"] = f'"{config_versions.latest_number()}"'
+    exported = export_openclaw(config_document(), target)
+    return {
+        "target": exported.target,
+        "openclawVersion": OPENCLAW_VERSION,
+        "config": exported.document,
+        "notes": exported.notes,
+    }
 
 
 @router.put("/config", tags=["config"])

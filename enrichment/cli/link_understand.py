@@ -2,9 +2,18 @@
 
     link-understand --url https://example.com/post [--format text] [--max-chars 8000]
     link-understand --html-file page.html [--base-url https://example.com/] --no-wrap
+    OPENCLAW_LINK_FINAL_URL=https://example.com/post link-understand --format markdown < page
 
 Stdout gets the page (inside the untrusted-content wrapper unless ``--no-wrap``). On failure
 the exit code is 1 and stderr gets one line, ``<origin>: <reason>``. Bad arguments exit 2.
+
+With neither ``--url`` nor ``--html-file`` this is OpenClaw's link model: OpenClaw 2026.9
+fetches the page itself, drops every argument naming ``LinkUrl`` and gives the page on stdin,
+with its address in ``OPENCLAW_LINK_FINAL_URL`` (after redirects) and ``OPENCLAW_LINK_URL``.
+The page is read up to the fetch's ``maxResponseBytes``; nothing, more, binary data or a
+malformed address is a failure (``stdin: …`` on stderr, exit 1) and OpenClaw falls back to
+the raw page. The address serves relative links and the cache key; without one the page is
+still extracted, uncached.
 
 The SSRF policy comes from ``LINK_UNDERSTAND_SSRF_POLICY`` (JSON, camelCase ``ssrfPolicy``
 shape, e.g. ``{"allowPrivateNetwork": true}``); without it the strict default applies. The
@@ -41,6 +50,7 @@ from enrichment.pipeline.fetch.cli_environment import (
 )
 from enrichment.pipeline.fetch.link_understand import (
     PageRequest,
+    StdinPageError,
     build_parser,
     cache_ttl_seconds,
     page_output,
@@ -74,7 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from enrichment.pipeline.net.http import FetchError
 
     try:
-        output = _from_file(request) if request.html_file else _from_url(request, policy, settings)
+        if request.from_stdin:
+            output = _from_stdin(request, settings)
+        elif request.html_file:
+            output = _from_file(request)
+        else:
+            output = _from_url(request, policy, settings)
+    except StdinPageError as error:
+        print(error.line, file=sys.stderr)
+        return 1
     except (FetchError, ExtractionError) as error:
         print(f"{request.origin}: {error.reason}", file=sys.stderr)
         return 1
@@ -111,6 +129,42 @@ def _from_url(request: PageRequest, policy: SsrfPolicy, settings: WebFetchConfig
         fetch=fetch,
     )
     return page_output(result, request)
+
+
+def _from_stdin(request: PageRequest, settings: WebFetchConfig) -> str:
+    from enrichment.pipeline.fetch.link_understand import (
+        STDIN_ORIGIN,
+        check_stdin_page,
+        extract_stdin_page,
+        page_url_from_environment,
+        stdin_cache_key,
+    )
+    from enrichment.pipeline.net.http import clamp_max_response_bytes
+
+    stream = sys.stdin
+    if stream is None or stream.isatty():  # a person typed the bare command: do not wait
+        raise StdinPageError(
+            f"{STDIN_ORIGIN}: no page (stdin is a terminal); give the page on stdin, "
+            "or --url or --html-file"
+        )
+    limit = clamp_max_response_bytes(settings.max_response_bytes)
+    raw = stream.buffer.read(limit + 1)  # one byte more tells "too large" from "just fits"
+    check_stdin_page(raw, limit)
+    url = page_url_from_environment(os.environ)
+    wrap = not request.no_wrap
+    cache = None
+    ttl_seconds = cache_ttl_seconds(settings)
+    if url is not None and not request.no_cache and ttl_seconds > 0:
+        cache = _django_cache(ttl_seconds)
+    key = stdin_cache_key(url or "", raw, request.mode, request.max_chars, wrap)
+    if cache is not None and (hit := cache.get(key)) is not None:
+        return hit
+    output, reason = extract_stdin_page(raw, url, request.mode, request.max_chars, wrap)
+    if reason is not None:
+        raise StdinPageError(f"{STDIN_ORIGIN}: {reason}")
+    if cache is not None:
+        cache.set(key, str(output))
+    return str(output)
 
 
 def _from_file(request: PageRequest) -> str:

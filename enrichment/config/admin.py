@@ -15,6 +15,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from enrichment.config.admin_openclaw import OpenClawExportAdminMixin
 from enrichment.config.admin_versions import VersionedAdminMixin, VersionedFormMixin
 from enrichment.config.fields import FETCH_FIELDS, LINK_FIELDS, SSRF_FLAGS
 from enrichment.config.widgets import BooleanWidgetsMixin, HostnameListField
@@ -324,7 +325,9 @@ class RenumberingAdmin(BooleanWidgetsMixin, admin.ModelAdmin):
 
 
 @admin.register(EnrichmentConfig)
-class EnrichmentConfigAdmin(VersionedAdminMixin, SortableAdminBase, RenumberingAdmin):
+class EnrichmentConfigAdmin(
+    OpenClawExportAdminMixin, VersionedAdminMixin, SortableAdminBase, RenumberingAdmin
+):
     list_display = ("name", "is_active", "updated_at", "test_link")
     change_form_template = "admin/enrichment/enrichmentconfig/change_form.html"
     form = EnrichmentConfigForm

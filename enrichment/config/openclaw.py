@@ -2,7 +2,10 @@
 
 OpenClaw keeps everything in one file (gateway, channels, models, agents, tools …). The
 Control UI stores only the enrichment-related blocks (SPEC §3); the rest is dropped on
-import with one note per dropped section, so an operator can see what was left behind::
+import with one note per dropped section, so an operator can see what was left behind.
+Both shapes are read: our spec's (``agents.list``, ``tools.media.<capability>.models``)
+and OpenClaw 2026.9's (``agents.entries`` keyed by id, ``tools.media.models`` with
+``capabilities``; see ``openclaw_current``). Export to either is ``openclaw_export``::
 
     >>> document, notes = openclaw_to_config(
     ...     {"gateway": {"port": 1}, "tools": {"exec": {}, "links": {"maxLinks": 2}}}
@@ -24,14 +27,20 @@ from typing import Any
 
 import json5
 
+from enrichment.config.openclaw_current import (
+    AGENT_ENTRY_NOT_MODELLED,
+    AGENTS_NOT_MODELLED,
+    agents_from_entries,
+    fetch_from_openclaw,
+    ignored,
+    links_from_openclaw,
+    media_from_openclaw,
+    not_modelled,
+)
 from enrichment.pipeline.config.model import TOOL_POLICY_KEYS
 
 TOOLS_TAKEN = ("links", "media", *TOOL_POLICY_KEYS)
 AGENT_KEYS_TAKEN = ("id", "tools")
-# tools.web.fetch keys that OpenClaw knows but the Control UI does not model (its fetch has
-# no on/off switch, always extracts main content and has no Firecrawl fallback). Any other
-# unknown key stays in the document so validation reports it (a typo is not "ignored").
-FETCH_KEYS_NOT_MODELLED = ("enabled", "readability", "firecrawl")
 
 Note = str
 
@@ -74,8 +83,7 @@ def config_to_openclaw(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _ignored(path: str) -> Note:
-    return f"{path}: not a Control UI setting, ignored"
+_ignored = ignored
 
 
 def _tools_block(value: Any, path: str, notes: list[Note], *, with_web: bool) -> Any:
@@ -83,7 +91,11 @@ def _tools_block(value: Any, path: str, notes: list[Note], *, with_web: bool) ->
         return value  # let validation name the wrong type
     taken: dict[str, Any] = {}
     for key, item in value.items():
-        if key in TOOLS_TAKEN:
+        if key == "links":
+            taken[key] = links_from_openclaw(item, f"{path}.links", notes)
+        elif key == "media":
+            taken[key] = media_from_openclaw(item, f"{path}.media", notes)
+        elif key in TOOLS_TAKEN:
             taken[key] = item
         elif key == "web" and with_web:
             web = _web_block(item, f"{path}.web", notes)
@@ -102,30 +114,29 @@ def _web_block(value: Any, path: str, notes: list[Note]) -> Any:
             notes.append(_ignored(f"{path}.{key}"))
     if "fetch" not in value:
         return None
-    fetch = value["fetch"]
-    if not isinstance(fetch, Mapping):
-        return {"fetch": fetch}
-    kept = {}
-    for key, item in fetch.items():
-        if key in FETCH_KEYS_NOT_MODELLED:
-            notes.append(_ignored(f"{path}.fetch.{key}"))
-        else:
-            kept[key] = item
-    return {"fetch": kept}
+    return {"fetch": fetch_from_openclaw(value["fetch"], f"{path}.fetch", notes)}
 
 
 def _agents_block(value: Any, notes: list[Note]) -> Any:
+    """``agents.list`` (legacy) and ``agents.entries`` (2026.9) both become ``agents.list``,
+    the listed agents first; an id in both is reported by validation as a duplicate."""
     if not isinstance(value, Mapping):
         return value
     for key in value:
-        if key != "list":
-            notes.append(_ignored(f"agents.{key}"))
-    if "list" not in value:
+        if key not in ("list", "entries"):
+            notes.append(not_modelled(f"agents.{key}", AGENTS_NOT_MODELLED.get(key)))
+    if "list" not in value and "entries" not in value:
         return None
-    entries = value["list"]
-    if not isinstance(entries, list):
-        return {"list": entries}
-    return {"list": [_agent(entry, f"agents.list[{i}]", notes) for i, entry in enumerate(entries)]}
+    listed = value.get("list", [])
+    if not isinstance(listed, list):
+        return {"list": listed}
+    agents = [_agent(entry, f"agents.list[{i}]", notes) for i, entry in enumerate(listed)]
+    if "entries" in value:
+        entries = agents_from_entries(value["entries"], notes, _agent)
+        if not isinstance(entries, list):
+            return {"list": entries}
+        agents += entries
+    return {"list": agents}
 
 
 def _agent(value: Any, path: str, notes: list[Note]) -> Any:
@@ -137,6 +148,8 @@ def _agent(value: Any, path: str, notes: list[Note]) -> Any:
             agent["tools"] = _tools_block(item, f"{path}.tools", notes, with_web=False)
         elif key in AGENT_KEYS_TAKEN:
             agent[key] = item
+        elif key == "default":
+            notes.append(not_modelled(f"{path}.{key}", AGENT_ENTRY_NOT_MODELLED[key]))
         else:
             notes.append(_ignored(f"{path}.{key}"))
     if agent.get("tools") == {}:

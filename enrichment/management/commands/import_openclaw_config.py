@@ -18,9 +18,10 @@ from enrichment.pipeline.config.parser import parse_config
 
 class Command(BaseCommand):
     help = (
-        "Import tools.links, tools.media, tools.web.fetch, the tool policy keys and "
-        "agents.list from an OpenClaw config file (JSON5; '-' reads stdin). Other sections "
-        "are ignored with a note. Nothing changes when any part is invalid."
+        "Import tools.links, tools.media, tools.web.fetch, the tool policy keys and the "
+        "agents (agents.list, or OpenClaw 2026.9's agents.entries) from an OpenClaw config "
+        "file (JSON5; '-' reads stdin), in either shape. Other sections and keys are ignored "
+        "with a note saying why. Nothing changes when any part is invalid."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import io
+import json
 import os
+import re
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -39,6 +42,12 @@ if TYPE_CHECKING:  # the console script imports this module first: keep it light
 
 BUILTIN_COMMAND = "link-understand"
 IN_PROCESS_TYPE = "in-process"
+# OpenClaw 2026.9's link runner fetches the page itself, drops every argument naming
+# LinkUrl/LinkFinalUrl and gives the page on stdin with these two variables set.
+FINAL_URL_ENV = "OPENCLAW_LINK_FINAL_URL"
+URL_ENV = "OPENCLAW_LINK_URL"
+STDIN_ORIGIN = "stdin"
+EMPTY_STDIN = "no page (empty input); give the page on stdin, or --url or --html-file"
 
 
 def is_builtin(argv: Sequence[str]) -> bool:
@@ -113,10 +122,17 @@ def build_parser(capture: bool = False) -> argparse.ArgumentParser:
     parser = parser_class(
         prog=BUILTIN_COMMAND,
         description="Fetch a web page through the SSRF guard and print its main content.",
+        epilog=(
+            "Without --url or --html-file the page is read from stdin (at most the fetch's "
+            f"maxResponseBytes), its address from ${FINAL_URL_ENV}, else ${URL_ENV}: "
+            "OpenClaw's link-model contract."
+        ),
         formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width),
     )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--url", help="http(s) URL to fetch")
+    # Neither --url nor --html-file: the page comes on stdin, as OpenClaw's link runner gives
+    # it (see ``stdin_page``).
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--url", help="http(s) URL to fetch (without it: the page on stdin)")
     source.add_argument("--html-file", help="extract a local .html (or .html.gz) file")
     parser.add_argument("--base-url", help="URL the --html-file was served from")
     parser.add_argument("--format", choices=("markdown", "text"), default="markdown")
@@ -162,8 +178,15 @@ class PageRequest:
     no_wrap: bool
 
     @property
+    def from_stdin(self) -> bool:
+        return not self.url and not self.html_file
+
+    @property
     def origin(self) -> str:
-        """What a failure line starts with: the file, or the URL's scheme://host[:port]."""
+        """What a failure line starts with: the file, the URL's scheme://host[:port], or
+        ``stdin``."""
+        if self.from_stdin:
+            return STDIN_ORIGIN
         return self.html_file if self.html_file else origin_of(self.url or "")
 
 
@@ -249,6 +272,90 @@ def extract_file(
     except OSError as error:  # a broken .gz
         return None, str(error.strerror or error)
     return (content[:max_chars] if not wrap else wrap_with_limit(content, max_chars).text), None
+
+
+class StdinPageError(Exception):
+    """The page on stdin (or its address) cannot be used; ``line`` is the whole stderr line."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def page_url_from_environment(environ: Mapping[str, str]) -> str | None:
+    """The page's address for relative links and the cache key: ``OPENCLAW_LINK_FINAL_URL``
+    (after redirects), else ``OPENCLAW_LINK_URL``; None when neither is set."""
+    for name in (FINAL_URL_ENV, URL_ENV):
+        value = (environ.get(name) or "").strip()
+        if not value:
+            continue
+        scheme, separator, rest = value.partition("://")
+        if scheme.lower() not in ("http", "https") or not separator or not rest.strip("/"):
+            raise StdinPageError(f"{name}: not an http(s) URL: {value[:200]!r}")
+        return value
+    return None
+
+
+def check_stdin_page(raw: bytes, max_bytes: int) -> None:
+    """Refuse what cannot be a page: nothing, more than ``max_bytes`` (the fetch's
+    ``maxResponseBytes``; the caller reads one byte more to know), or binary data."""
+    from enrichment.pipeline.files.extraction import sniff_binary_magic
+
+    if len(raw) > max_bytes:
+        raise StdinPageError(
+            f"{STDIN_ORIGIN}: the page is larger than maxResponseBytes ({max_bytes} bytes)"
+        )
+    if not raw.strip():
+        raise StdinPageError(f"{STDIN_ORIGIN}: {EMPTY_STDIN}")
+    kind = sniff_binary_magic(raw)
+    if kind is not None or b"\x00" in raw[:8192]:
+        detail = f" ({kind})" if kind else ""
+        raise StdinPageError(f"{STDIN_ORIGIN}: binary data{detail}, not a page")
+
+
+_HTML_HINT = re.compile(
+    rb"<(?:!doctype\s+html|html|head|body|main|article|div|p|title)[\s>/]", re.I
+)
+
+
+def stdin_content_type(raw: bytes) -> str | None:
+    """OpenClaw passes the body without its Content-Type: HTML when it looks like HTML (a
+    fragment too, not only a document that opens with <html>), JSON when it parses, else
+    None (the extractor's sniffing decides)."""
+    if _HTML_HINT.search(raw[:8192]):
+        return "text/html"
+    if raw.lstrip()[:1] in (b"{", b"["):
+        try:
+            json.loads(raw)
+        except ValueError:
+            return None
+        return "application/json"
+    return None
+
+
+def stdin_cache_key(url: str, raw: bytes, mode: ExtractMode, max_chars: int, wrap: bool) -> str:
+    """Per address *and* content: the same URL fetched again by the gateway may differ."""
+    digest = hashlib.sha256(raw).hexdigest()
+    material = f"stdin\n{url.strip()}\n{digest}\n{mode}\n{max_chars}\n{wrap}"
+    return f"link-understand:{hashlib.sha256(material.encode()).hexdigest()}"
+
+
+def extract_stdin_page(
+    raw: bytes, url: str | None, mode: ExtractMode, max_chars: int, wrap: bool
+) -> tuple[str | None, str | None]:
+    """The page from stdin (already checked): (output, None) or (None, failure reason)."""
+    from enrichment.pipeline.fetch.extraction import ExtractionError, extract_content
+    from enrichment.pipeline.fetch.webfetch import compose_page_text
+    from enrichment.pipeline.fetch.wrapper import wrap_with_limit
+
+    try:
+        extracted = extract_content(raw, stdin_content_type(raw), mode=mode, base_url=url)
+    except ExtractionError as error:
+        return None, error.reason
+    content = compose_page_text(extracted, mode)
+    if not content.strip():
+        return None, "no readable content"
+    return (wrap_with_limit(content, max_chars).text if wrap else content[:max_chars]), None
 
 
 def warm_up() -> None:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.link_understand import (
+    EMPTY_STDIN,
     IN_PROCESS_TYPE,
     CliExit,
     PageRequest,
@@ -123,6 +124,10 @@ async def _produce(
     extract: Extract,
     resolve: Resolver,
 ) -> str:
+    if request.from_stdin:
+        # The server's runner gives a CLI no stdin (the subprocess reads an empty one): the
+        # page-on-stdin form is OpenClaw's, and here it fails as the script would.
+        raise _Failure(EMPTY_STDIN)
     if request.html_file:
         path = request.html_file
         raw = await asyncio.to_thread(Path(path).read_bytes)

@@ -52,10 +52,7 @@ async def run_cli_entry(job: EntryJob, runner: CommandRunner) -> EntryResult:
             media_path = await _convert_to_wav(file.path, scratch, runner, timeout)
         variables = {
             **job.variables,
-            "MediaPath": media_path,
-            "MediaDir": os.path.dirname(media_path),
-            "MediaUrl": job.media_url or "",
-            "MediaType": file.mime or "",
+            **media_variables(job, media_path, file.mime or ""),
             "OutputDir": scratch,
             "OutputBase": os.path.join(scratch, _stem(media_path)),
             "Prompt": resolve_prompt(job.entry, job.config, job.capability),
@@ -75,6 +72,30 @@ async def run_cli_entry(job: EntryJob, runner: CommandRunner) -> EntryResult:
         return _cli_attempt(command, argv, result, text, label), text or None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def media_variables(job: EntryJob, media_path: str, mime: str) -> dict[str, str]:
+    """The attachment's template variables. OpenClaw 2026.9 names them twice (``Media*`` and
+    ``Attachment*``; its own examples use ``{{AttachmentPath}}``) and adds ``Language`` for
+    audio, so an entry written for it runs here unchanged. ``MediaUrl`` falls back to the
+    local path when the attachment came without a URL, as there."""
+    directory = os.path.dirname(media_path)
+    url = job.media_url or media_path
+    variables = {
+        "MediaPath": media_path,
+        "MediaDir": directory,
+        "MediaUrl": url,
+        "MediaType": mime,
+        "AttachmentPath": media_path,
+        "AttachmentDir": directory,
+        "AttachmentUrl": url,
+        "AttachmentContentType": mime,
+        "AttachmentIndex": str(job.attachment_index),
+    }
+    language = job.entry.language or job.config.language
+    if job.capability == "audio" and language:
+        variables["Language"] = language
+    return variables
 
 
 def cli_provider_label(entry: MediaModelEntry) -> str | None:

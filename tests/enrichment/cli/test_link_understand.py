@@ -135,7 +135,6 @@ def test_missing_html_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "policy", "message"),
     [
-        ([], ALLOW_LOCAL, "one of the arguments --url --html-file is required"),
         (["--url", "http://a.test", "--html-file", "x"], ALLOW_LOCAL, "not allowed with"),
         (["--url", "http://a.test", "--format", "pdf"], ALLOW_LOCAL, "invalid choice: 'pdf'"),
         (["--url", "http://a.test", "--max-chars", "0"], ALLOW_LOCAL, "must be positive"),
@@ -146,7 +145,7 @@ def test_missing_html_file(tmp_path: Path) -> None:
         (["--url", "http://a.test"], '{"allowAll": true}', "unknown SSRF policy key"),
         (["--url", "http://a.test"], "[1]", "expected a JSON object"),
     ],
-    ids=["no-source", "two-sources", "bad-format", "zero-max-chars", "junk-max-chars",
+    ids=["two-sources", "bad-format", "zero-max-chars", "junk-max-chars",
          "negative-timeout", "base-url-without-file", "policy-not-json",
          "policy-unknown-key", "policy-not-object"],
 )  # fmt: skip

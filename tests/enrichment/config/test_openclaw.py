@@ -13,6 +13,11 @@ from django.core.management import CommandError, call_command
 
 from enrichment.config import openclaw as openclaw_io
 from enrichment.config.openclaw import OpenClawFileError, openclaw_load, openclaw_to_config
+from enrichment.config.openclaw_current import (
+    AGENTS_NOT_MODELLED,
+    FETCH_NOT_MODELLED,
+    not_modelled,
+)
 from enrichment.config.store import config_document
 
 OPENCLAW_FILE = """
@@ -72,9 +77,9 @@ EXPECTED_NOTES = [
     "models: not a Control UI setting, ignored",
     "tools.exec: not a Control UI setting, ignored",
     "tools.web.search: not a Control UI setting, ignored",
-    "tools.web.fetch.enabled: not a Control UI setting, ignored",
-    "tools.web.fetch.firecrawl: not a Control UI setting, ignored",
-    "agents.defaults: not a Control UI setting, ignored",
+    not_modelled("tools.web.fetch.enabled", FETCH_NOT_MODELLED["enabled"]),
+    not_modelled("tools.web.fetch.firecrawl", FETCH_NOT_MODELLED["firecrawl"]),
+    not_modelled("agents.defaults", AGENTS_NOT_MODELLED["defaults"]),
     "agents.list[0].name: not a Control UI setting, ignored",
     "agents.list[0].workspace: not a Control UI setting, ignored",
     "agents.list[0].tools.elevated: not a Control UI setting, ignored",
@@ -109,7 +114,7 @@ def test_openclaw_to_config_keeps_only_the_enrichment_blocks() -> None:
         ({"tools": {}}, {"tools": {}}, []),
         ({"tools": {"exec": {}, "elevated": {}}}, {"tools": {}}, ["tools.exec", "tools.elevated"]),
         ({"tools": {"web": {"search": {}}}}, {"tools": {}}, ["tools.web.search"]),
-        ({"agents": {"defaults": {}}}, {}, ["agents.defaults"]),
+        ({"agents": {"defaults": {}}}, {}, [("agents.defaults", AGENTS_NOT_MODELLED["defaults"])]),
         ({"agents": {"list": [{"id": "a", "tools": {}}]}}, {"agents": {"list": [{"id": "a"}]}}, []),
         (
             {"agents": {"list": [{"id": "a", "tools": {"web": {}}}]}},
@@ -142,10 +147,12 @@ def test_openclaw_to_config_keeps_only_the_enrichment_blocks() -> None:
         "fetch-typo-kept",
     ],
 )
-def test_openclaw_to_config_rules(doc: Any, expected: Any, notes: list[str]) -> None:
+def test_openclaw_to_config_rules(doc: Any, expected: Any, notes: list[Any]) -> None:
     document, got_notes = openclaw_to_config(doc)
     assert document == expected
-    assert got_notes == [f"{path}: not a Control UI setting, ignored" for path in notes]
+    assert got_notes == [
+        not_modelled(*path) if isinstance(path, tuple) else not_modelled(path) for path in notes
+    ]
 
 
 @pytest.mark.parametrize(
@@ -202,13 +209,15 @@ def test_import_export_import_round_trip(openclaw_file, tmp_path) -> None:
     run("import_openclaw_config", str(openclaw_file))
     first = config_document()
     exported = tmp_path / "exported.json"
-    run("export_openclaw_config", "--output", str(exported))
+    # The legacy target is the stored shape itself (the default target, OpenClaw 2026.9's, is
+    # tested in tests/enrichment/config/openclaw/).
+    run("export_openclaw_config", "--target", "legacy", "--output", str(exported))
     assert json.loads(exported.read_text()) == first
     # The export is clean: importing it again has nothing to ignore and changes nothing.
     output = run("import_openclaw_config", str(exported))
     assert "note:" not in output
     assert config_document() == first
-    assert json.loads(run("export_openclaw_config")) == first
+    assert json.loads(run("export_openclaw_config", "--target", "legacy")) == first
 
 
 @pytest.mark.django_db
