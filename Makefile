@@ -114,13 +114,14 @@ lock-check: installer
 	done
 	@echo "uv.lock matches pyproject.toml; requirements/*.txt match uv.lock."
 
-# Known vulnerabilities in the locked versions (every set), from the OSV database; skipped
-# with a message where that service cannot be reached.
+# Known vulnerabilities in the locked versions (every set), from the OSV database (or another
+# service speaking its protocol: OSV_URL=...); skipped with a message where it cannot be reached.
+OSV_URL ?= https://api.osv.dev/
 audit: installer
-	@if $(PYTHON) -c 'import socket; socket.create_connection(("api.osv.dev", 443), timeout=5).close()' 2>/dev/null; then \
-	  $(UV) audit --locked --preview-features audit-command; \
+	@if $(PYTHON) -c 'import socket, sys, urllib.parse as p; u = p.urlsplit(sys.argv[1]); socket.create_connection((u.hostname, u.port or (443 if u.scheme == "https" else 80)), timeout=5).close()' '$(OSV_URL)' 2>/dev/null; then \
+	  $(UV) audit --locked --preview-features audit-command --service-url '$(OSV_URL)'; \
 	else \
-	  echo "Skipping the vulnerability audit: its service (OSV, api.osv.dev) cannot be reached from this machine. Run 'make audit' where it can." >&2; \
+	  echo "Skipping the known-vulnerability audit: its service ($(OSV_URL)) cannot be reached from this machine. Run 'make audit' where it can." >&2; \
 	fi
 
 # A C compiler for that fast path: Debian's gcc when none is there (without one the install
