@@ -76,14 +76,15 @@ $(VENV)/.installed-%: pyproject.toml setup.py $(LOCKED) enrichment/pipeline/link
 	case $$want in dev) touch $(VENV)/.installed-dev;; esac
 
 # uv itself, when the pinned version is not on PATH: from PyPI with pip (hashes checked), into
-# .tools/. If that fails, the installs above fall back to pip.
+# .tools/ (with this Python's pip, else a small venv's). If that fails, installs use pip.
 installer:
 ifneq ($(INSTALLER),pip)
 	@[ -x "$$(command -v $(UV))" ] || { \
 	  echo "Installing uv $(UV_VERSION) (the installer) from PyPI into $(UV_BOOT)..."; \
 	  rm -rf $(UV_BOOT); \
-	  { $(PYTHON) -m venv $(UV_BOOT) && $(UV_BOOT)/bin/python -m pip install --quiet \
-	      --disable-pip-version-check --require-hashes --no-deps -r requirements/uv.txt; } \
+	  pip_install="--quiet --disable-pip-version-check --require-hashes --no-deps -r requirements/uv.txt"; \
+	  $(PYTHON) -m pip install $$pip_install --target $(UV_BOOT) 2>/dev/null \
+	  || { rm -rf $(UV_BOOT) && $(PYTHON) -m venv $(UV_BOOT) && $(UV_BOOT)/bin/python -m pip install $$pip_install; } \
 	  || { rm -rf $(UV_BOOT); echo "uv $(UV_VERSION) could not be installed: installing with pip instead (the same locked versions, slower)." >&2; }; }
 endif
 
