@@ -57,7 +57,8 @@ install: $(VENV)/.installed-dev
 # `make run` after `make test` takes no tools away; that set is installed exactly as locked
 # (uv removes what the lock does not list). The editable install of the project compiles the
 # C fast path of link detection; uv rebuilds it when its sources change (tool.uv.cache-keys).
-$(VENV)/.installed-%: pyproject.toml setup.py $(LOCKED) enrichment/pipeline/links/_linkscan.c enrichment/pipeline/links/_linkscan_scan.h | installer compiler
+$(VENV)/.installed-%: pyproject.toml setup.py $(LOCKED) enrichment/pipeline/links/_linkscan.c enrichment/pipeline/links/_linkscan_scan.h | compiler
+	@$(MAKE) --no-print-directory installer
 	@set -e; want=$*; have=$$(cat $(VENV)/.package-set 2>/dev/null || true); \
 	case "$$have:$$want" in dev:*|test:run) want=$$have;; esac; \
 	if [ "$(INSTALLER)" != pip ] && [ -x "$$(command -v $(UV))" ]; then \
