@@ -27,6 +27,12 @@ endif
 export UV_PYTHON := $(PYTHON)
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
+# Where Python may not write bytecode (PYTHONDONTWRITEBYTECODE), every process would compile
+# the packages it imports again (each test's daphne, each extraction worker, ~2 s of CPU):
+# uv compiles them once at install then, as pip always does.
+ifneq ($(PYTHONDONTWRITEBYTECODE),)
+export UV_COMPILE_BYTECODE := 1
+endif
 LOCKED := uv.lock requirements/run.txt requirements/test.txt requirements/dev.txt
 EXPORT := $(UV) export --locked --no-emit-project --quiet
 
