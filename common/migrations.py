@@ -15,6 +15,7 @@ renames the table back, so the earlier release finds its data where it left it::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import migrations
@@ -47,7 +48,7 @@ class CreateModelMovedFrom(migrations.CreateModel):
         self.requires = tuple(requires)
         super().__init__(name, fields, **kwargs)
 
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+    def deconstruct(self) -> tuple[str, Sequence[Any], dict[str, Any]]:
         name, args, kwargs = super().deconstruct()
         kwargs["old_table"] = self.old_table
         kwargs["requires"] = self.requires

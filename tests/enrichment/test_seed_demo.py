@@ -395,12 +395,14 @@ def test_bootstrap_demo_prints_the_login_and_seeds_once(settings, tmp_path, monk
 
     first, second = StringIO(), StringIO()
     call_command("bootstrap_demo", stdout=first, stderr=StringIO())
-    call_command("bootstrap_demo", stdout=second, stderr=StringIO())
+    call_command("bootstrap_demo", "--port", "8123", stdout=second, stderr=StringIO())
 
     password = (tmp_path / "demo-password").read_text().strip()
     for output in (first.getvalue(), second.getvalue()):
         assert "Username: admin" in output
         assert f"Password: {password}" in output
+    assert "URL:      http://127.0.0.1:8000/" in first.getvalue()
+    assert "URL:      http://127.0.0.1:8123/" in second.getvalue()  # make run PORT=8123
     assert "Demo data: 5 runs" in first.getvalue()
     assert "skipped, the decision log already has runs" in second.getvalue()
     assert Run.objects.count() == 5

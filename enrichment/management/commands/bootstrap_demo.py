@@ -19,8 +19,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-data", action="store_true", help="Skip the demo data.")
+        parser.add_argument(
+            "--port", type=int, default=8000, help="The port the dashboard will be served on."
+        )
 
-    def handle(self, *args: Any, no_data: bool, **options: Any) -> None:
+    def handle(self, *args: Any, no_data: bool, port: int, **options: Any) -> None:
         password = self.demo_password()
         user_model = get_user_model()
         user = user_model.objects.filter(username=DEMO_USERNAME).first()
@@ -34,7 +37,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 "\n  Control UI demo login\n"
-                f"  URL:      http://127.0.0.1:8000/\n"
+                f"  URL:      http://127.0.0.1:{port}/\n"
                 f"  Username: {DEMO_USERNAME}\n"
                 f"  Password: {password}\n"
             )
