@@ -105,9 +105,9 @@ async def test_two_local_pages_are_fetched_and_enveloped(server, pages) -> None:
     frames = await enrich(server, f"Did you see {one} and also {two} today")
     result = frames[-1]
     assert result["type"] == "result", result
-    # Fetched and extracted in-process in well under the time a run lasts before its
-    # progress frames go out: the result comes alone.
-    assert [frame["type"] for frame in frames] == ["result"]
+    # Only progress frames come before the result (whether any come at all depends on how
+    # long the run lasts against PROGRESS_AFTER_MS: that hold is tested in test_progress.py).
+    assert {frame["type"] for frame in frames[:-1]} <= {"progress"}
     body = result["body"]
     assert body.startswith(
         f"Did you see {one} and also {two} today\n\n[Link 1/2]\nURL: {one}\nSource: link-understand\nSummary:\n"
