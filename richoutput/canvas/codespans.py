@@ -150,6 +150,12 @@ def _all_regions(text: str) -> CodeRegions:
     return CodeRegions(starts, ends, blocks.block_starts, blocks.block_ends)
 
 
+def clear_code_region_cache() -> None:
+    """Forget the remembered regions, so that a benchmark times each parse from cold."""
+    _block_regions.cache_clear()
+    _all_regions.cache_clear()
+
+
 def _unzip(spans: list[tuple[int, int]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return (tuple(start for start, _ in spans), tuple(end for _, end in spans))
 
