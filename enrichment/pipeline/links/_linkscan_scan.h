@@ -188,8 +188,8 @@ static Py_ssize_t F(line_content_end)(const Text *t, Py_ssize_t i) {
     return i;
 }
 
-/* ``_closing_fence_line``: start of the first line at or after ``line`` that closes a
- * fence of ``count`` backticks, or -1. */
+/* As ``markdown.blocks.fenced_block_end`` looks for it: the start of the first line at or
+ * after ``line`` that closes a fence of ``count`` backticks, or -1. */
 static Py_ssize_t F(closing_fence_line)(const Text *t, Py_ssize_t count, Py_ssize_t line) {
     while (line < t->length) {
         Py_ssize_t j = line, spaces = 0, ticks = 0;

@@ -17,9 +17,9 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
-from enrichment.pipeline.links.markdown_blocks import (
-    closing_fence_line,
-    line_end,
+from enrichment.pipeline.markdown.blocks import (
+    fence_opening,
+    fenced_block_end,
     paragraph_regions,
 )
 
@@ -139,18 +139,12 @@ def simple_link_spans(text: str) -> list[tuple[int, int]] | None:
     start = 0
     while (fence := text.find(_FENCE_MARKER, start)) != -1:
         line = text.rfind("\n", 0, fence) + 1
-        marker = _BACKTICKS.match(text, fence).group()  # type: ignore[union-attr]
-        content_end, next_line = line_end(text, fence)
-        if (
-            fence - line > 3
-            or text[line:fence].strip(" ")
-            or "`" in text[fence + len(marker) : content_end]
-        ):
+        opening = fence_opening(text, line)
+        if opening is None or opening.start("marker") != fence:
             return None  # a run of three backticks that does not open a fence
         if not _simple_paragraphs(text, start, line, spans):
             return None
-        close = closing_fence_line(text, marker, next_line)
-        start = line_end(text, close)[1] if close is not None else len(text)
+        start = fenced_block_end(text, opening)
     return spans if _simple_paragraphs(text, start, len(text), spans) else None
 
 

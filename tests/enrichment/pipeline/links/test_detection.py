@@ -437,3 +437,20 @@ def test_numeric_and_punycode_hosts_judged_alike_whatever_port_or_path(
     for _ in range(2):  # cold, then from the cache
         assert is_fetchable(token) is fetchable
         assert (not check_url(token).blocked) is fetchable
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("x\r\r    [a](https://cr.example/a)", ["https://cr.example/a"]),
+        (
+            "~~~\r[a](https://cr.example/b)\r~~~\r[c](https://cr.example/c)",
+            ["https://cr.example/b"],
+        ),
+        ("[a\r\rb](https://cr.example/d)", ["https://cr.example/d"]),
+    ],
+    ids=["indented-code", "fence-closed-before-a-link", "no-link-across-a-blank-line"],
+)
+def test_a_bare_carriage_return_ends_a_line(message: str, expected: list[str]) -> None:
+    """CommonMark's line endings: a link in code is not a link, a bare URL there is."""
+    assert extract_links(message) == expected

@@ -1,0 +1,1 @@
+"""Markdown structure shared by link detection and the canvas directive parsers."""
