@@ -36,7 +36,7 @@ from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_buil
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.fetch.process_pool import ProcessPool
 from enrichment.pipeline.net.http import tls_context
-from enrichment.pipeline.net.ssrf import Resolver, system_resolve
+from enrichment.pipeline.net.ssrf import Resolver
 from enrichment.pipeline.runner import (
     DEFAULT_MAX_STDOUT_BYTES,
     CommandResult,
@@ -179,11 +179,6 @@ def link_runner(
         )
 
     return run
-
-
-def resolve_host(host: str) -> list[str]:
-    """DNS for the SSRF check (module-level so tests can answer for made-up names)."""
-    return system_resolve(host)
 
 
 def cli_environment(config: Config) -> dict[str, str]:

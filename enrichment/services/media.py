@@ -390,21 +390,3 @@ async def media_run(
         )
     finally:
         await asyncio.to_thread(shutil.rmtree, temp_dir, True)
-
-
-def media_records(result: MediaResult) -> list[dict[str, Any]]:
-    """``Run.media`` / the ``media`` of a result: the capability decisions, then, when any
-    attachment went through file extraction, one ``{"capability": "file"}`` record listing
-    each file's outcome (its skip reason, e.g. ``"fetch-failed: ..."`` or ``"binary"``)."""
-    records: list[dict[str, Any]] = [decision.to_dict() for decision in result.decisions]
-    if result.files:
-        appended = any(file.skipped is None for file in result.files)
-        records.append(
-            {
-                "capability": "file",
-                "outcome": "success" if appended else "skipped",
-                "attachments": [],
-                "files": [file.to_dict() for file in result.files],
-            }
-        )
-    return records

@@ -21,12 +21,13 @@ from common.batching import Gathered, together_or_alone
 from common.connections import close_stale_connections
 from common.errors import DomainError, ServiceUnavailable
 from common.storable import storable_text
+from enrichment import resolver
 from enrichment.config.cache import config_in_force
 from enrichment.models import Run
 from enrichment.pipeline.config.model import Config
 from enrichment.pipeline.stages import HeldProgress, StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
-from enrichment.services import links
+from enrichment.services import links, media
 from enrichment.services.live_feed import decision_broadcast
 from enrichment.stage_specs import StageEnv, stage_json, stages_build, stages_store
 
@@ -244,13 +245,21 @@ async def enrichment_run(
     """
     config, run = await _start_gathered(Start(request, job))
     started = time.monotonic()
+    runner = partial(links.run_cli, config)
+
+    def resolve(host: str) -> list[str]:
+        return resolver.resolve_host(host)  # looked up at each call: tests answer made-up names
+
     env = StageEnv(
         config=config,
         agent_id=request.agent_id,
         attachments=request.attachments,
-        runner=partial(links.run_cli, config),
-        # Looked up at each call, so tests can answer DNS for made-up names.
-        resolve=lambda host: links.resolve_host(host),
+        runner=runner,
+        resolve=resolve,
+        link_runner=links.link_runner(
+            settings=config.web_fetch, subprocess=runner, resolve=resolve
+        ),
+        media_run=media.media_run,
     )
     progress = None if on_progress is None else HeldProgress(on_progress, after=_progress_after())
     try:

@@ -259,7 +259,7 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     from enrichment.models import Attempt, Run, UrlDecision
     from richoutput.models import AssistantMessage, CanvasDocument
 
-    original_resolver = seed_demo.link_services.resolve_host
+    original_resolver = seed_demo.resolver.resolve_host
     config_replace(document=summarizer_config(maxLinks=2))
     before = config_document()
     started = timezone.now()
@@ -300,7 +300,7 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     assert all(r.finished_at - r.created_at == timedelta(milliseconds=r.duration_ms) for r in runs)
 
     assert config_document() == before
-    assert seed_demo.link_services.resolve_host is original_resolver
+    assert seed_demo.resolver.resolve_host is original_resolver
 
     messages = list(AssistantMessage.objects.prefetch_related("blocks"))
     assert len(messages) == 4
@@ -366,7 +366,7 @@ def test_a_failing_seed_still_restores_config_resolver_and_server(monkeypatch):
         raise RuntimeError("pipeline exploded")
 
     monkeypatch.setattr(seed_demo, "enrichment_run", broken)
-    original_resolver = seed_demo.link_services.resolve_host
+    original_resolver = seed_demo.resolver.resolve_host
     before = config_document()
     threads_before = page_server_threads()
 
@@ -374,7 +374,7 @@ def test_a_failing_seed_still_restores_config_resolver_and_server(monkeypatch):
         seed(runs=4, days=1)
 
     assert config_document() == before
-    assert seed_demo.link_services.resolve_host is original_resolver
+    assert seed_demo.resolver.resolve_host is original_resolver
     assert page_server_threads() == threads_before
 
 
