@@ -199,6 +199,14 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Largest request body Django will read into memory (multipart uploads stream to disk).
 DATA_UPLOAD_MAX_MEMORY_SIZE = read_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Hard cap on one uploaded file, checked while the multipart body is parsed (a 413 naming it);
+# the body itself is capped per route before it is read (controlui/request_limits.py).
+FILE_UPLOAD_MAX_BYTES = read_int("UPLOAD_MAX_FILE_MIB", 25, minimum=1) * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "server.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
