@@ -108,6 +108,14 @@ def _session_key(request: Any) -> str | None:
     return value.decode("latin-1") if value else None
 
 
+def _tell_connection(request: Any, event: str) -> None:
+    """Pass ``event`` to the connection guard (``server.connections``), when there is one."""
+    transport = getattr(getattr(request, "channel", None), "transport", None)
+    handler = getattr(type(transport), event, None)
+    if handler is not None:
+        handler(transport)
+
+
 def limited_request_class(
     limit_for: Callable[[str, str], int], credentials: CredentialRule = NO_CREDENTIAL_RULE
 ) -> type[Any]:
@@ -123,6 +131,7 @@ def limited_request_class(
             self._parsePOSTFormSubmission = False
 
         def gotLength(self, length: int | None) -> None:  # noqa: N802 (Twisted API)
+            _tell_connection(self, "headers_complete")  # the header deadline is met
             command = getattr(self.channel, "_command", b"GET")
             raw_path = getattr(self.channel, "_path", b"/").split(b"?", 1)[0]
             self.body_method = command.decode("latin-1")
@@ -175,6 +184,11 @@ def limited_request_class(
                 self._refuse_body(413)
                 return
             super().handleContentChunk(data)
+
+        def finish(self) -> Any:
+            # Before Twisted moves on to a pipelined request (which may start right away).
+            _tell_connection(self, "request_finished")
+            return super().finish()
 
         def process(self) -> Any:
             if self.verifying:
