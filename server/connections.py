@@ -11,7 +11,11 @@ wraps daphne's HTTP factory so every connection, HTTP or WebSocket, is a
 - is closed after ``idle_timeout`` without a byte between two HTTP requests (keep-alive), and
   after ``websocket_idle_timeout`` without a byte once upgraded to a WebSocket (daphne pings
   every ``--ping-interval`` seconds, so a live browser answers long before);
-- is refused with ``429`` when its address already holds ``max_per_client`` connections.
+- is refused with ``429`` when its address already holds ``max_per_client`` connections;
+- once a WebSocket, gets a close frame with code 1009 and a reason naming the limit when a
+  frame or message passes daphne's ``--websocket-max-frame-size`` /
+  ``--websocket-max-message-size`` (autobahn would otherwise drop the TCP connection with no
+  close code at all); the rest of that frame is read and dropped, never kept.
 
 While a request is being answered none of these run: daphne's ``--http-timeout`` bounds the
 application. Installed from ``controlui.asgi`` with the values of the settings
@@ -26,11 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from daphne import server as daphne_server
+from daphne.ws_protocol import WebSocketFactory
 from twisted.internet.base import DelayedCall
 from twisted.internet.protocol import Protocol
 from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 
 _DAPHNE_HTTP_FACTORY = daphne_server.HTTPFactory
+_DAPHNE_WS_FACTORY = WebSocketFactory
 ABORT_AFTER_SECONDS = 2.0  # a peer that does not read our close is cut off this much later
 
 
@@ -195,6 +201,15 @@ class GuardedFactory(WrappingFactory):
             del self.per_client[host]
 
 
+class ClosingWebSocketFactory(_DAPHNE_WS_FACTORY):  # type: ignore[misc,valid-type]
+    """Daphne's WebSocket factory, failing a connection with a close frame (code and reason)
+    instead of dropping it: an oversized frame is answered 1009."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setProtocolOptions(failByDrop=False)
+
+
 def install(limits: ConnectionLimits) -> None:
     """Make the daphne server started from now on wrap its HTTP factory in a
     ``GuardedFactory`` (daphne builds the factory when it starts, after importing the app)."""
@@ -206,3 +221,4 @@ def install(limits: ConnectionLimits) -> None:
         return GuardedFactory(http_factory, limits)
 
     daphne_server.HTTPFactory = guarded_http_factory
+    daphne_server.WebSocketFactory = ClosingWebSocketFactory

@@ -152,3 +152,26 @@ def test_a_websocket_that_goes_silent_is_closed_after_its_idle_timeout(
     assert received.startswith(b"HTTP/1.1 101")
     assert b'"hello"' in received  # logged in: the consumer accepted and greeted it
     assert IDLE_TIMEOUT - 0.5 <= time.monotonic() - started <= IDLE_TIMEOUT + 2
+
+
+async def test_a_frame_over_daphnes_limit_is_closed_with_1009_and_a_reason(
+    server: LiveServer,
+) -> None:
+    headers = {"Cookie": server.cookie_header()}
+    async with websockets.connect(
+        server.ws_url + "/ws/enrich/",
+        origin=server.base_url,
+        additional_headers=headers,
+        max_size=None,
+        open_timeout=30,
+    ) as ws:
+        closed = None
+        try:  # the close may arrive while the frame is still being sent
+            await ws.send("x" * (40 * 1024 * 1024))
+            for _ in range(10):
+                await asyncio.wait_for(ws.recv(), timeout=30)
+        except websockets.ConnectionClosed as exc:
+            closed = exc
+    assert closed is not None and closed.rcvd is not None, "dropped without a close frame"
+    assert closed.rcvd.code == 1009
+    assert "exceeds payload limit of 33554432 octets" in closed.rcvd.reason
