@@ -198,6 +198,12 @@ def limited_request_class(
                 self._refuse()
                 return None
             if self.content is not None and not isinstance(self.content, _Discard):
+                if not self.requestHeaders.hasHeader(b"Content-Length"):
+                    # A chunked body, now whole: Django parses a form only up to the length.
+                    self.requestHeaders.removeHeader(b"Transfer-Encoding")
+                    self.requestHeaders.setRawHeaders(
+                        b"Content-Length", [str(self.body_received).encode()]
+                    )
                 self.content = _SpoolHandle(self.content)
             return super().process()
 

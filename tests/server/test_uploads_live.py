@@ -155,3 +155,10 @@ def test_logged_in_upload_within_the_cap_is_enriched(server: LiveServer) -> None
     )
     assert response.status_code == 200, response.text[:500]
     assert response.json()["body"].startswith("see the file")
+
+
+def test_a_chunked_upload_reaches_django_whole(server: LiveServer) -> None:
+    token = api_token(server)
+    response, _ = post_stream(server, "/api/enrich/upload", upload_stream(3 * MIB), token=token)
+    assert response.status_code == 200, response.text[:500]
+    assert response.json()["body"].startswith("see the file")
