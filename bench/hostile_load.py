@@ -233,7 +233,8 @@ def big_frames(server: LiveServer, frame_mib: int, attachment_mib: int) -> None:
         return None, "still open"
 
     async def attachment() -> str:
-        data = base64.b64encode(b"\x00" * (attachment_mib * MIB)).decode()
+        # ``attachment_mib`` of base64 text (3/4 of that decoded), within the 25 MiB frame limit.
+        data = base64.b64encode(b"\x00" * (attachment_mib * MIB // 4 * 3)).decode()
         request = {
             "type": "enrich",
             "id": "big",
@@ -248,8 +249,10 @@ def big_frames(server: LiveServer, frame_mib: int, attachment_mib: int) -> None:
             await ws.send(json.dumps(request))
             while True:
                 reply = json.loads(await asyncio.wait_for(ws.recv(), timeout=120))
-                if reply.get("type") in ("result", "error"):
-                    return str(reply.get("type"))
+                if reply.get("type") == "result":
+                    return "result"
+                if reply.get("type") == "error":
+                    return f"error {reply.get('error')!r:.100}"
 
     idle = reset_peak(server.daphne_pid)
     code, reason = asyncio.run(frame())
@@ -262,7 +265,7 @@ def big_frames(server: LiveServer, frame_mib: int, attachment_mib: int) -> None:
     outcome = asyncio.run(attachment())
     peak = peak_rss_mib(server.daphne_pid)
     print(
-        f"{attachment_mib} MiB base64 attachment over /ws/enrich/: {outcome}; daphne peak "
+        f"{attachment_mib} MiB of base64 attachment over /ws/enrich/: {outcome}; daphne peak "
         f"+{peak - idle:.0f} MiB above idle"
     )
 

@@ -175,3 +175,24 @@ async def test_a_frame_over_daphnes_limit_is_closed_with_1009_and_a_reason(
     assert closed is not None and closed.rcvd is not None, "dropped without a close frame"
     assert closed.rcvd.code == 1009
     assert "exceeds payload limit of 33554432 octets" in closed.rcvd.reason
+
+
+async def test_memory_after_socket_churn_stays_bounded(server: LiveServer) -> None:
+    """1,000 logged-in /ws/decisions/ sockets, opened and closed 10 at a time (under the cap):
+    daphne keeps at most 64 MiB of what they cost (bench/hostile_load.py: 5,000)."""
+    from tests.server.test_body_limits_live import current_rss_mib
+
+    headers = {"Cookie": server.cookie_header()}
+
+    async def one() -> None:
+        async with websockets.connect(
+            server.ws_url + "/ws/decisions/", origin=server.base_url, additional_headers=headers
+        ):
+            pass
+
+    await one()
+    start = current_rss_mib(server.daphne_pid)
+    for _ in range(100):
+        await asyncio.gather(*(one() for _ in range(CAP - 2)))
+    await asyncio.sleep(1)
+    assert current_rss_mib(server.daphne_pid) - start <= 64
