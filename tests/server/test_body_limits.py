@@ -146,3 +146,21 @@ async def test_spooled_body_is_handed_over_whole_to_a_handler_that_reads_it() ->
         {"type": "http", "method": "POST", "path": "/x", "headers": []}, receive, None
     )
     assert isinstance(seen[0]["body"], SpooledBody) and seen[0]["body"].file is spool
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "need"),
+    [
+        ("GET", "/api/messages", "none"),
+        ("POST", "/login/", "none"),
+        ("POST", "/decisions/views/", "none"),
+        ("POST", "/api/enrich", "present"),
+        ("PUT", "/api/config", "present"),
+        ("POST", "/api/enrich/upload", "verified"),
+        ("POST", "/api/files/extract", "verified"),
+    ],
+)
+def test_credentials_asked_before_the_body_per_route(method: str, path: str, need: str) -> None:
+    from controlui.request_limits import credential_need_for
+
+    assert credential_need_for(method, path) == need

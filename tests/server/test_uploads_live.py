@@ -162,3 +162,11 @@ def test_a_chunked_upload_reaches_django_whole(server: LiveServer) -> None:
     response, _ = post_stream(server, "/api/enrich/upload", upload_stream(3 * MIB), token=token)
     assert response.status_code == 200, response.text[:500]
     assert response.json()["body"].startswith("see the file")
+
+
+def test_an_anonymous_api_write_is_401_at_the_edge(server: LiveServer) -> None:
+    response = httpx.post(
+        server.base_url + "/api/links/extract", json={"message": "x" * 100_000}, timeout=30
+    )
+    assert response.status_code == 401
+    assert response.json()["detail"].startswith("Authentication required")
