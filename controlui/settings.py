@@ -199,6 +199,24 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Largest request body Django will read into memory (multipart uploads stream to disk).
 DATA_UPLOAD_MAX_MEMORY_SIZE = read_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Hard cap on one uploaded file, checked while the multipart body is parsed (a 413 naming it);
+# the body itself is capped per route before it is read (controlui/request_limits.py).
+FILE_UPLOAD_MAX_BYTES = read_int("UPLOAD_MAX_FILE_MIB", 25, minimum=1) * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "server.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+
+# Connection guards under daphne (server/connections.py): a request's headers must arrive
+# within HTTP_HEADER_TIMEOUT_SECONDS (else 408, closed); a keep-alive connection idle for
+# HTTP_IDLE_TIMEOUT_SECONDS, or a WebSocket silent (no pong either) for
+# WEBSOCKET_IDLE_TIMEOUT_SECONDS, is closed; one client address holds at most
+# MAX_CONNECTIONS_PER_CLIENT connections at once (0: no cap; raise it behind a proxy).
+HTTP_HEADER_TIMEOUT_SECONDS = read_int("HTTP_HEADER_TIMEOUT_SECONDS", 10, minimum=1)
+HTTP_IDLE_TIMEOUT_SECONDS = read_int("HTTP_IDLE_TIMEOUT_SECONDS", 60, minimum=1)
+WEBSOCKET_IDLE_TIMEOUT_SECONDS = read_int("WEBSOCKET_IDLE_TIMEOUT_SECONDS", 120, minimum=1)
+MAX_CONNECTIONS_PER_CLIENT = read_int("MAX_CONNECTIONS_PER_CLIENT", 256, minimum=0)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
