@@ -69,15 +69,22 @@ def kinds(facts: RunFacts) -> list[tuple[str, str]]:
                         "attachments": [
                             {
                                 "attempts": [
-                                    {"type": "provider", "provider": "openai", "model": "m",
-                                     "outcome": "failed", "reason": "HTTP 500"},
+                                    {
+                                        "type": "provider",
+                                        "provider": "openai",
+                                        "model": "m",
+                                        "outcome": "failed",
+                                        "reason": "HTTP 500",
+                                    },
                                     {"type": "cli", "argv": ["describe", "x"], "outcome": "failed"},
                                 ]
                             }
                         ],
                     },
-                    {"capability": "file", "files": [
-                        {"skipped": "fetch-failed: HTTP 404"}, {"skipped": "binary"}]},
+                    {
+                        "capability": "file",
+                        "files": [{"skipped": "fetch-failed: HTTP 404"}, {"skipped": "binary"}],
+                    },
                 ),
             ),  # fmt: skip
             [
@@ -90,15 +97,26 @@ def kinds(facts: RunFacts) -> list[tuple[str, str]]:
         (
             RunFacts(
                 outcome="success",
-                media=("junk", {"attachments": "x"}, {"attachments": [{"attempts": [None, 3]}]},
-                       {"files": [{"skipped": 5}]}),  # type: ignore[arg-type]
+                media=(
+                    "junk",
+                    {"attachments": "x"},
+                    {"attachments": [{"attempts": [None, 3]}]},
+                    {"files": [{"skipped": 5}]},
+                ),  # type: ignore[arg-type]
             ),  # fmt: skip
             [],
         ),
     ],
     ids=[
-        "success", "error-normalized", "error-empty", "interrupted", "blocked-host-lowercase",
-        "unparseable-url", "ssrf-attempt-not-double-counted", "media-and-files", "hostile-json",
+        "success",
+        "error-normalized",
+        "error-empty",
+        "interrupted",
+        "blocked-host-lowercase",
+        "unparseable-url",
+        "ssrf-attempt-not-double-counted",
+        "media-and-files",
+        "hostile-json",
     ],  # fmt: skip
 )
 def test_run_failures(facts: RunFacts, expected: list[tuple[str, str]]) -> None:
@@ -208,8 +226,18 @@ def test_retryable_answers(status: int | None, retry: bool) -> None:
         ("", (), "enter a webhook URL"),
         ("https://a.test/" + "x" * 3000, (), "too long (limit 2000"),
     ],
-    ids=["public", "allowed-local", "loopback", "metadata-even-if-listed", "metadata-name",
-         "private", "ftp", "javascript", "empty", "too-long"],  # fmt: skip
+    ids=[
+        "public",
+        "allowed-local",
+        "loopback",
+        "metadata-even-if-listed",
+        "metadata-name",
+        "private",
+        "ftp",
+        "javascript",
+        "empty",
+        "too-long",
+    ],  # fmt: skip
 )
 def test_webhook_url_error(url: str, allowed: tuple[str, ...], error: str | None) -> None:
     found = webhook_url_error(url, allowed_hosts=allowed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 from django.core.management import call_command
@@ -103,7 +104,7 @@ def test_a_resolved_problem_stays_resolved_when_older_runs_are_recounted(db) -> 
     run = failed_run("boom")
     item = Problem.objects.get()
     problem_set_state(problem_id=item.pk, state="resolved")
-    call_command("rebuild_problems", stdout=open("/dev/null", "w"))  # replays the old run
+    call_command("rebuild_problems", stdout=StringIO(), stderr=StringIO())  # replays the old run
     item.refresh_from_db()
     assert (item.state, item.count, item.last_run_id) == ("resolved", 1, run.pk)
 
@@ -148,8 +149,9 @@ def test_rebuild_recounts_from_stored_runs_and_keeps_states(db, user_client, fai
     before = {item.fingerprint: (item.count, item.session_count) for item in Problem.objects.all()}
     old = timezone.now() - timedelta(days=3)
     Run.objects.update(created_at=old)  # as seed_demo redates its runs
-    out = open("/dev/null", "w")
-    call_command("rebuild_problems", stdout=out)
+    out = StringIO()
+    call_command("rebuild_problems", stdout=out, stderr=StringIO())
+    assert "3 problems from 3 failures" in out.getvalue()
     after = {item.fingerprint: (item.count, item.session_count) for item in Problem.objects.all()}
     assert after == before
     assert problem("run-error").state == "ignored"
