@@ -101,7 +101,7 @@ def rule_evaluate(rule: AlertRule, *, now: datetime) -> tuple[Evaluation, list[s
     since = now - timedelta(minutes=rule.window_minutes)
     if rule.kind == AlertRule.Kind.NEW_PROBLEMS:
         # Each new problem is announced once: not again by the next message of this rule.
-        if rule.firing and rule.last_sent_at and rule.last_sent_at > since:
+        if rule.last_sent_at and rule.last_sent_at > since:
             since = rule.last_sent_at
         titles = list(
             Problem.objects.filter(first_seen__gte=since, first_seen__lte=now)
