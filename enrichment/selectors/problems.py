@@ -163,9 +163,10 @@ def _history_query(problem: Problem) -> str:
     return ""
 
 
-def problem_ids_for(*, kind: str, subjects: Iterable[str]) -> dict[str, int]:
-    """Problem ids by subject, for the overview's top-failing tables (one query)."""
-    prints = {fingerprint(kind, subject): subject for subject in subjects}
+def problem_ids_for(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Problem ids by (kind, subject), for the overview's top-failing tables: one query, none
+    when there is nothing to look up."""
+    prints = {fingerprint(kind, subject): (kind, subject) for kind, subject in pairs}
     if not prints:
         return {}
     rows = Problem.objects.filter(fingerprint__in=prints).values_list("fingerprint", "pk")

@@ -167,3 +167,24 @@ def test_problem_list_needs_a_fixed_number_of_queries(
         failed_run(f"error {number}x{'y' * number}")
     with django_assert_max_num_queries(8):
         assert user_client.get("/problems/?state=all").status_code == 200
+
+
+def test_overview_top_failing_tables_link_their_problems(user_client) -> None:
+    from enrichment.models import Attempt, UrlDecision
+    from enrichment.services.problems import occurrence_from_stored, problems_record
+
+    run = Run.objects.create(outcome=Run.Outcome.SUCCESS, url_count=2)
+    blocked = UrlDecision.objects.create(run=run, position=0, url="http://Intranet.example/x",
+                                         blocked=True, reason="private")  # fmt: skip
+    fetched = UrlDecision.objects.create(run=run, position=1, url="https://a.test/")
+    Attempt.objects.create(url_decision=fetched, position=0, command="summarize", outcome="failed")
+    Attempt.objects.create(url_decision=blocked, position=0, command="ssrf", outcome="skipped")
+    problems_record(
+        [occurrence_from_stored(Run.objects.prefetch_related("url_decisions__attempts").get())]
+    )
+    host = Problem.objects.get(kind="blocked-host", subject="intranet.example")
+    command = Problem.objects.get(kind="command-failed", subject="summarize")
+    html = user_client.get("/").content.decode()
+    assert f'href="/problems/{host.pk}/"' in html
+    assert f'href="/problems/{command.pk}/"' in html
+    assert Problem.objects.count() == 2
