@@ -155,7 +155,11 @@ def _problems_locked(
     ]
     if missing:
         Problem.objects.bulk_create(missing, ignore_conflicts=True)
-    locked = Problem.objects.select_for_update().filter(fingerprint__in=examples)
+    # Locked in one order everywhere, so two processes recording overlapping problems wait
+    # for each other instead of deadlocking.
+    locked = (
+        Problem.objects.select_for_update().filter(fingerprint__in=examples).order_by("fingerprint")
+    )
     return {problem.fingerprint: problem for problem in locked}
 
 

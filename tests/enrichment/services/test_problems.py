@@ -168,3 +168,36 @@ def test_a_bad_state_is_refused_and_nothing_changes(db, state: str) -> None:
     with pytest.raises(InvalidInput, match="state must be one of open, resolved, ignored"):
         problem_set_state(problem_id=item.pk, state=state)
     assert Problem.objects.get().state == "open"
+
+
+def test_processes_recording_the_same_new_failure_at_once_make_one_problem(db) -> None:
+    """Two writers (threads, each with its own connection) record runs failing alike at the
+    same moment: one problem counting both. Run with DATABASE_URL=postgres://… as well."""
+    import threading
+
+    from django.db import connections
+
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite serializes writers with one database lock")
+    runs = [Run.objects.create(outcome=Run.Outcome.ERROR, error="boom") for _ in range(8)]
+    barrier = threading.Barrier(len(runs))
+    errors: list[BaseException] = []
+
+    def record(run: Run) -> None:
+        try:
+            barrier.wait()
+            problems_record([occurrence_from_rows(run, ())])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=record, args=(run,)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    problem = Problem.objects.get()
+    assert problem.count == len(runs)
+    assert ProblemRun.objects.filter(problem=problem).count() == len(runs)
