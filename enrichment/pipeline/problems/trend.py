@@ -48,14 +48,13 @@ def last_hours(hourly: Mapping[str, int], *, now: datetime, hours: int = 24) -> 
 
 
 def last_days(hourly: Mapping[str, int], *, now: datetime, days: int = 7) -> list[int]:
-    """Counts per UTC day of the last ``days`` days, oldest first, today last."""
+    """Counts per UTC day of the last ``days`` days, oldest first, today last. (The hour keys
+    start with their day, ``2026-12-04T23``: compared as text, nothing parsed, since the
+    list page does this for every row.)"""
     today = now.astimezone(UTC).date()
-    totals = {today - timedelta(days=back): 0 for back in range(days)}
+    totals = {(today - timedelta(days=back)).isoformat(): 0 for back in range(days)}
     for key, value in hourly.items():
-        try:
-            day = datetime.strptime(key, HOUR_FORMAT).date()
-        except (TypeError, ValueError):
-            continue
+        day = key[:10] if isinstance(key, str) and len(key) == 13 else None
         if day in totals:
             totals[day] += _int(value)
     return [totals[day] for day in sorted(totals)]
