@@ -136,6 +136,13 @@ ALERT_TIMEOUT_SECONDS = read_int("ALERT_TIMEOUT_SECONDS", 10, minimum=1)
 # After runs are recorded, alert rules are checked in the background at most this often per
 # process (0: only by ``manage.py check_alerts``, e.g. from cron).
 ALERT_CHECK_AFTER_RUNS_SECONDS = read_int("ALERT_CHECK_AFTER_RUNS_SECONDS", 60, minimum=0)
+# Where people open this site (``https://control.example.com``): alert messages end with a
+# link to its problems page. Unset: no link.
+ALERT_LINK_BASE_URL = os.environ.get("ALERT_LINK_BASE_URL", "").strip().rstrip("/")
+if ALERT_LINK_BASE_URL and not ALERT_LINK_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"ALERT_LINK_BASE_URL must start with http:// or https://, not {ALERT_LINK_BASE_URL!r}"
+    )
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

@@ -130,8 +130,8 @@ def rule_evaluate(rule: AlertRule, *, now: datetime) -> tuple[Evaluation, list[s
 
 
 def _problems_link() -> str:
-    base = getattr(settings, "PUBLIC_BASE_URL", "")
-    return f"{base.rstrip('/')}/problems/" if base else ""
+    base = settings.ALERT_LINK_BASE_URL
+    return f"{base}/problems/" if base else ""
 
 
 def alert_deliver(

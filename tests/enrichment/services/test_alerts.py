@@ -106,6 +106,24 @@ def test_a_failure_rate_above_the_threshold_posts_slack_json_once(hook) -> None:
     assert len(hook.received) == 1
 
 
+def test_the_message_links_the_problems_page_when_the_site_url_is_set(hook, settings) -> None:
+    settings.ALERT_LINK_BASE_URL = "https://control.example.com"
+    rule(hook.url)
+    runs(failed=5, succeeded=0)
+    check()
+    assert hook.received[0]["body"]["text"].endswith("\nhttps://control.example.com/problems/")
+
+
+def test_a_rules_deliveries_are_listed_on_its_admin_page(hook, staff_client) -> None:
+    hook.statuses = [500, 500, 500]
+    alert = rule(hook.url)
+    runs(failed=5, succeeded=0)
+    check()
+    html = staff_client.get(f"/admin/enrichment/alertrule/{alert.pk}/change/").content.decode()
+    assert "HTTP 500: &lt;html&gt;upstream broke&lt;/html&gt;" in html
+    assert "field-status" in html and "failed" in html
+
+
 def test_below_the_threshold_or_too_few_runs_posts_nothing(hook) -> None:
     rule(hook.url, min_runs=20)
     runs(failed=5, succeeded=5)
