@@ -18,7 +18,7 @@ from common.errors import DomainError, InvalidInput
 from controlui.api_docs import LocalSwagger
 from controlui.health import router as health_router
 from controlui.openapi_errors import add_error_responses
-from enrichment.api import config, enrich, explain, files, history, tools, versions
+from enrichment.api import config, enrich, explain, files, history, problems, tools, versions
 from richoutput.api import router as canvas_router
 from server.uploads import UploadTooLarge
 
@@ -93,6 +93,6 @@ def unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_router("/", health_router)
-for area in (explain, enrich, history, config, versions, files, tools):
+for area in (explain, enrich, history, problems, config, versions, files, tools):
     api.add_router("/", area.router)
 api.add_router("/", canvas_router)

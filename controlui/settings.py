@@ -125,6 +125,24 @@ PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
+# Alerts (enrichment/services/alerts.py). Webhooks go through the SSRF guard: only public
+# addresses, unless the webhook's host is listed here (an intranet chat server; 127.0.0.1 in
+# tests), which lets that name resolve to a private address. Metadata addresses never pass.
+ALERT_WEBHOOK_ALLOWED_HOSTS = read_list("ALERT_WEBHOOK_ALLOWED_HOSTS", [])
+# Tries per delivery (the first included) and the first wait between them (doubling).
+ALERT_DELIVERY_ATTEMPTS = read_int("ALERT_DELIVERY_ATTEMPTS", 3, minimum=1)
+ALERT_RETRY_BASE_MS = read_int("ALERT_RETRY_BASE_MS", 1000, minimum=0)
+ALERT_TIMEOUT_SECONDS = read_int("ALERT_TIMEOUT_SECONDS", 10, minimum=1)
+# After runs are recorded, alert rules are checked in the background at most this often per
+# process (0: only by ``manage.py check_alerts``, e.g. from cron).
+ALERT_CHECK_AFTER_RUNS_SECONDS = read_int("ALERT_CHECK_AFTER_RUNS_SECONDS", 60, minimum=0)
+# Where people open this site (``https://control.example.com``): alert messages end with a
+# link to its problems page. Unset: no link.
+ALERT_LINK_BASE_URL = os.environ.get("ALERT_LINK_BASE_URL", "").strip().rstrip("/")
+if ALERT_LINK_BASE_URL and not ALERT_LINK_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"ALERT_LINK_BASE_URL must start with http:// or https://, not {ALERT_LINK_BASE_URL!r}"
+    )
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

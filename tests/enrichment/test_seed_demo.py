@@ -299,6 +299,15 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     assert all(started - timedelta(days=2, minutes=6) <= r.created_at < started for r in runs)
     assert all(r.finished_at - r.created_at == timedelta(milliseconds=r.duration_ms) for r in runs)
 
+    # The failures group into problems, seen when their runs were (after the spread).
+    from enrichment.models import Problem
+
+    kinds = set(Problem.objects.values_list("kind", flat=True))
+    assert {"blocked-host", "command-failed"} <= kinds
+    for problem in Problem.objects.all():
+        seen = [r.created_at for r in runs if problem.runs.filter(run_id=r.pk).exists()]
+        assert (problem.first_seen, problem.last_seen) == (min(seen), max(seen))
+
     assert config_document() == before
     assert seed_demo.resolver.resolve_host is original_resolver
 

@@ -52,6 +52,7 @@ from enrichment.demo.samples import (
 )
 from enrichment.management.commands.enrich import progress_bar
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.services.problems import problems_rebuild
 from enrichment.services.runs import EnrichRequest, enrichment_run
 from richoutput.models import AssistantMessage
 from richoutput.services import canvas_document_store, message_store
@@ -198,6 +199,9 @@ class Command(BaseCommand):
                 config_replace(document=previous)
         seeded = Run.objects.filter(pk__gt=last_pk)
         self.redate(seeded, days=days)
+        # Problems were counted as the runs were stored, at "now": recount them at the
+        # runs' spread-out times (first/last seen, trends).
+        problems_rebuild()
         stored = self.store_assistant_messages(seeded, days=days)
         self.write_summary(outcomes, seeded, stored, days, time.monotonic() - started)
         self.stdout.write(
