@@ -1,5 +1,6 @@
 """ASGI entry point: ``daphne controlui.asgi:application`` (and ``manage.py runworker enrichment``)."""
 
+import atexit
 import os
 
 from django.core.asgi import get_asgi_application
@@ -11,6 +12,8 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from common import metrics  # noqa: E402
+from controlui.metrics import route_of  # noqa: E402
 from controlui.request_limits import body_limit_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
 from enrichment.jobs.channel_worker import EnrichmentWorker  # noqa: E402
@@ -18,6 +21,7 @@ from enrichment.services.interrupted import recover_interrupted_runs  # noqa: E4
 from enrichment.services.links import start_extraction_pool  # noqa: E402
 from server import daphne_body  # noqa: E402
 from server.body_limits import RequestBodyLimit  # noqa: E402
+from server.request_metrics import RequestMetrics  # noqa: E402
 from server.ws_origin import SameOriginValidator  # noqa: E402
 
 recover_interrupted_runs()
@@ -26,10 +30,17 @@ daphne_body.install(body_limit_for)
 # Pre-warmed before the first request: the built-in link-understand extracts pages there.
 start_extraction_pool()
 
-application = ProtocolTypeRouter(
-    {
-        "http": RequestBodyLimit(django_asgi_app, body_limit_for),  # type: ignore[arg-type]  # ASGI signatures
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-        "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
-    }
+# A process that stops takes its open-socket gauges out of the shared multiprocess files.
+atexit.register(metrics.process_exit)
+
+# HTTP and WebSocket traffic is counted around everything, by URL pattern (``/metrics``).
+application = RequestMetrics(
+    ProtocolTypeRouter(
+        {
+            "http": RequestBodyLimit(django_asgi_app, body_limit_for),  # type: ignore[arg-type]  # ASGI signatures
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
+        }
+    ),
+    route_of,
 )

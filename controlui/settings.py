@@ -20,6 +20,7 @@ from controlui.env import (
     read_bool,
     read_int,
     read_list,
+    read_networks,
     read_redis_url,
     secret_key_problem,
 )
@@ -125,6 +126,11 @@ PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
+# ``/metrics`` answers a bearer API token, or any client in these networks (CIDRs, comma
+# separated: a Prometheus on the same host or network scrapes without a token).
+METRICS_ALLOWED_NETWORKS = read_networks("METRICS_ALLOWED_NETWORKS")
+# A run still ``running`` after this long counts as overdue (``controlui_runs_overdue``).
+RUN_OVERDUE_SECONDS = read_int("RUN_OVERDUE_SECONDS", 300, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

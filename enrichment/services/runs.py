@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from common import metrics
 from common.batching import Gathered, together_or_alone
 from common.connections import close_stale_connections
 from common.errors import DomainError, ServiceUnavailable
@@ -268,17 +269,32 @@ async def enrichment_run(
             duration_ms=_elapsed_ms(started),
             outcome=Run.Outcome.INTERRUPTED,
         )
+        _observe(run, {})
         # Dashboards show it too (a run that vanished from the live views would look lost).
         await asyncio.shield(decision_broadcast(run))
         raise
     except Exception as exc:
         logger.exception("enrichment run %s failed", run.pk)
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
+        _observe(run, {})
         await decision_broadcast(run)
         raise DomainError(f"enrichment failed: {exc}") from exc
-    await _finish_gathered(Finish(run, result, _elapsed_ms(started)))
+    records = stage_json(result.records)
+    try:
+        await _finish_gathered(Finish(run, result, _elapsed_ms(started)))
+    except Exception:
+        _observe(run, records)  # closed as an error by run_finish_or_fail, when it could
+        raise
+    _observe(run, records)
     await decision_broadcast(run)
-    return {"runId": run.pk, "body": result.body, **stage_json(result.records)}
+    return {"runId": run.pk, "body": result.body, **records}
+
+
+def _observe(run: Run, records: Mapping[str, Any]) -> None:
+    """``/metrics``: the run by outcome and channel, and its attempts' times."""
+    metrics.run_observe(
+        outcome=run.outcome, channel=run.channel, duration_ms=run.duration_ms, records=records
+    )
 
 
 def _progress_after() -> float:
