@@ -6,6 +6,11 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
+
+from controlui.tracing import tracing_configure  # noqa: E402
+
+# Before Django builds its middleware: the Django instrumentation adds its own.
+tracing_configure()
 # Django must be set up before anything imports models (consumers, auth middleware).
 django_asgi_app = get_asgi_application()
 

@@ -129,6 +129,15 @@ HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
 # ``/metrics`` answers a bearer API token, or any client in these networks (CIDRs, comma
 # separated: a Prometheus on the same host or network scrapes without a token).
 METRICS_ALLOWED_NETWORKS = read_networks("METRICS_ALLOWED_NETWORKS")
+# The run page links its trace id here when set, e.g. http://jaeger:16686/trace/{trace_id}.
+TRACE_URL_TEMPLATE = os.environ.get("TRACE_URL_TEMPLATE", "").strip()
+if TRACE_URL_TEMPLATE and (
+    "{trace_id}" not in TRACE_URL_TEMPLATE
+    or not TRACE_URL_TEMPLATE.startswith(("http://", "https://"))
+):
+    raise ImproperlyConfigured(
+        f"TRACE_URL_TEMPLATE: expected an http(s) URL containing {{trace_id}}, got {TRACE_URL_TEMPLATE!r}"
+    )
 # A run still ``running`` after this long counts as overdue (``controlui_runs_overdue``).
 RUN_OVERDUE_SECONDS = read_int("RUN_OVERDUE_SECONDS", 300, minimum=1)
 if REDIS_URL:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.storable import storable_json, storable_text
+from common.tracing import open_span
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
@@ -27,6 +28,7 @@ def build(env: StageEnv) -> LinksStage:
             settings=env.config.web_fetch, subprocess=env.runner, resolve=env.resolve
         ),
         resolve=env.resolve,
+        span=open_span,
     )
 
 
