@@ -244,11 +244,26 @@ if not DEBUG:
 # Root for local media attachments referenced by path (no traversal outside it).
 MEDIA_ROOT = Path(os.environ.get("CONTROLUI_MEDIA_ROOT", VAR_DIR / "media"))
 
+# ``json``: one JSON object per line with the run id, session key, job id and trace id of what
+# the line concerns (``common/logs.py``); ``plain``: text for a terminal.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "").strip().lower() or "plain"
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT: expected plain or json, got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "common.logs.LogContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "common.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},

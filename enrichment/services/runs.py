@@ -22,6 +22,7 @@ from common import metrics, tracing
 from common.batching import Gathered, together_or_alone
 from common.connections import close_stale_connections
 from common.errors import DomainError, ServiceUnavailable
+from common.logs import log_context
 from common.storable import storable_text
 from enrichment.config.cache import config_in_force
 from enrichment.models import Run
@@ -269,6 +270,14 @@ async def _enrichment_run(
     *, request: EnrichRequest, on_progress: ProgressCallback | None, job: str, trace_id: str
 ) -> dict[str, Any]:
     config, run = await _start_gathered(Start(request, job, trace_id))
+    # Every line logged while the run works says which run, session and job it is about.
+    with log_context(run_id=run.pk, session_key=run.session_key, job_id=job):
+        return await _stages_run(request=request, on_progress=on_progress, config=config, run=run)
+
+
+async def _stages_run(
+    *, request: EnrichRequest, on_progress: ProgressCallback | None, config: Config, run: Run
+) -> dict[str, Any]:
     started = time.monotonic()
     env = StageEnv(
         config=config,
