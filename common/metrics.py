@@ -128,6 +128,20 @@ RUNS_RUNNING = "controlui_runs_running"
 RUNS_OVERDUE = "controlui_runs_overdue"
 
 
+# ``METRICS_ENABLED=0`` (the shell calls ``recording_set``) records nothing: no label lookups,
+# no histogram writes, no ASGI wrapper; ``/metrics`` is then 404.
+_recording = True
+
+
+def recording_set(enabled: bool) -> None:
+    global _recording
+    _recording = enabled
+
+
+def recording() -> bool:
+    return _recording
+
+
 class BoundedLabel:
     """A label's values, lower-cased and cut to ``MAX_LABEL_CHARS``; after ``most`` distinct
     values every new one is ``other`` (see the module docstring)."""
@@ -209,6 +223,8 @@ def run_observe(
     *, outcome: str, channel: str, duration_ms: int | None, records: Mapping[str, Any]
 ) -> None:
     """Count one finished run and time its attempts."""
+    if not _recording:
+        return
     RUNS.labels(outcome=outcome, channel=_channel(channel)).inc()
     if duration_ms is not None:
         RUN_SECONDS.labels(outcome=outcome).observe(duration_ms / 1000)
@@ -226,10 +242,14 @@ def run_observe(
 
 
 def extraction_observe(cpu_seconds: float) -> None:
+    if not _recording:
+        return
     EXTRACTION_CPU_SECONDS.observe(cpu_seconds)
 
 
 def websocket_request_observe(route: str, outcome: str, seconds: float) -> None:
+    if not _recording:
+        return
     WEBSOCKET_REQUESTS.labels(route=route, outcome=outcome).inc()
     WEBSOCKET_REQUEST_SECONDS.labels(route=route, outcome=outcome).observe(seconds)
 

@@ -16,6 +16,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from common import metrics  # noqa: E402
 from controlui.metrics import route_of  # noqa: E402
@@ -37,15 +38,14 @@ start_extraction_pool()
 
 # A process that stops takes its open-socket gauges out of the shared multiprocess files.
 atexit.register(metrics.process_exit)
+metrics.recording_set(settings.METRICS_ENABLED)
 
-# HTTP and WebSocket traffic is counted around everything, by URL pattern (``/metrics``).
-application = RequestMetrics(
-    ProtocolTypeRouter(
-        {
-            "http": RequestBodyLimit(django_asgi_app, body_limit_for),  # type: ignore[arg-type]  # ASGI signatures
-            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-            "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
-        }
-    ),
-    route_of,
+protocols = ProtocolTypeRouter(
+    {
+        "http": RequestBodyLimit(django_asgi_app, body_limit_for),  # type: ignore[arg-type]  # ASGI signatures
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "channel": ChannelNameRouter({"enrichment": EnrichmentWorker.as_asgi()}),
+    }
 )
+# HTTP and WebSocket traffic is counted around everything, by URL pattern (``/metrics``).
+application = RequestMetrics(protocols, route_of) if settings.METRICS_ENABLED else protocols

@@ -17,7 +17,7 @@ from ipaddress import ip_address
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -97,6 +97,8 @@ class ScrapeTime:
 @login_not_required
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
+    if not settings.METRICS_ENABLED:
+        raise Http404("metrics are off (METRICS_ENABLED=0)")
     refusal = access_refusal(request)
     if refusal is not None:
         response = HttpResponse(

@@ -126,6 +126,8 @@ PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
+# Off: nothing is counted and ``/metrics`` is 404 (README "Monitoring").
+METRICS_ENABLED = read_bool("METRICS_ENABLED", default=True)
 # ``/metrics`` answers a bearer API token, or any client in these networks (CIDRs, comma
 # separated: a Prometheus on the same host or network scrapes without a token).
 METRICS_ALLOWED_NETWORKS = read_networks("METRICS_ALLOWED_NETWORKS")

@@ -243,3 +243,27 @@ async def test_http_and_websocket_traffic_is_counted_by_url_pattern(in_memory_la
     assert moved("controlui_http_requests_total", route="unmatched") == 1
     assert moved("controlui_websocket_connections_total", route="/ws/ping/") == 1
     assert moved("controlui_websocket_open_connections", route="/ws/ping/") == 0
+
+
+def test_with_metrics_off_nothing_is_counted_and_the_endpoint_is_404(
+    user_client, token, settings, page_server, builtin_fetcher
+) -> None:
+    before = scrape(user_client, token)
+    settings.METRICS_ENABLED = False
+    metrics_core.recording_set(False)
+    try:
+        response = user_client.post(
+            "/api/enrich",
+            {"body": f"see {page_server}/a", "channel": "metrics-off"},
+            content_type="application/json",
+        )
+        assert response.status_code == 200
+        assert user_client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 404
+    finally:
+        settings.METRICS_ENABLED = True
+        metrics_core.recording_set(True)
+    after = scrape(user_client, token)
+    assert metric(after, "controlui_runs_total", channel="metrics-off") == 0
+    assert metric(after, "controlui_extraction_cpu_seconds_count") == metric(
+        before, "controlui_extraction_cpu_seconds_count"
+    )
