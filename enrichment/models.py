@@ -267,6 +267,11 @@ class Run(models.Model):
         db_index=True,
         help_text="Id of the worker job that ran it (empty when run in the web process).",
     )
+    trace_id = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="OpenTelemetry trace id of the run (empty when tracing is off).",
+    )
 
     objects = RunQuerySet.as_manager()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.storable import storable_json, storable_text
+from common.tracing import open_span
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
@@ -22,6 +23,7 @@ def build(env: StageEnv) -> LinksStage:
         policy=env.config.web_fetch.ssrf_policy,
         runner=env.link_runner,
         resolve=env.resolve,
+        span=open_span,
     )
 
 

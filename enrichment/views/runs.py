@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -66,5 +67,12 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "older_id": older,
         "run_config": run_config_compare(run=run),
         "replies": run_replies(run=run, reader=request.user),
+        "trace_url": trace_url(run.trace_id),
     }
     return render(request, "enrichment/detail.html", context)
+
+
+def trace_url(trace_id: str) -> str | None:
+    """Where the run's trace opens (``TRACE_URL_TEMPLATE``), when tracing recorded one."""
+    template = settings.TRACE_URL_TEMPLATE
+    return template.replace("{trace_id}", trace_id) if trace_id and template else None
