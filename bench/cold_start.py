@@ -40,7 +40,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--root", default=str(ROOT), help="checkout whose code to run")
+    parser.add_argument("--smoke", action="store_true", help="one run each: checks the script")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs = 1
+        print("smoke run (one run each): the figures below are not measurements")
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LINK_"))}
     base.pop("REDIS_URL", None)
     base["PYTHONPATH"] = args.root

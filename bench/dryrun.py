@@ -28,6 +28,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+SMOKE = "--smoke" in sys.argv[1:]
+if SMOKE:
+    # A throwaway SQLite file: the smoke run checks the script, not PostgreSQL's speed.
+    import tempfile
+
+    os.environ["DATABASE_URL"] = "sqlite:///" + str(Path(tempfile.mkdtemp()) / "dryrun.sqlite3")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/h14")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
 
@@ -47,7 +53,8 @@ def ensure_database(url: str) -> None:
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
-ensure_database(os.environ["DATABASE_URL"])
+if not SMOKE:
+    ensure_database(os.environ["DATABASE_URL"])
 
 import django  # noqa: E402
 
@@ -202,7 +209,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--reseed", action="store_true")
+    parser.add_argument(
+        "--smoke", action="store_true", help="40 runs on a throwaway SQLite file, one round"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.repeat = 40, 1
+        print("smoke run (tiny sizes, SQLite): the figures below are not measurements")
     call_command("migrate", verbosity=0)
     if args.reseed or Run.objects.filter(message_id=MARK).count() != args.runs:
         started = time.perf_counter()

@@ -200,11 +200,15 @@ def main() -> int:
     parser.add_argument("--format", choices=("text", "markdown", "both"), default="text")
     parser.add_argument("--pages", action="store_true", help="also print every page's scores")
     parser.add_argument("--halves", action="store_true", help="also score halves A and B")
+    parser.add_argument("--smoke", action="store_true", help="4 pages, both formats")
     args = parser.parse_args()
     truth = json.loads((args.directory / "ground-truth.json").read_text(encoding="utf-8"))
     pages = [(stem, body) for stem, body in load_pages(args.directory) if stem in truth]
     if not pages:
         parser.error(f"no labelled pages in {args.directory}")
+    if args.smoke:
+        pages, args.format = pages[:4], "both"
+        print("smoke run (4 pages): the figures below are not measurements")
     modes = ("text", "markdown") if args.format == "both" else (args.format,)
     for index, mode in enumerate(modes):
         if index:

@@ -20,6 +20,10 @@ history page the derived statuses. The page's count and facets have a time budge
 (``HISTORY_COUNTS_BUDGET_MS``): past it the page is served without them, which is counted
 in the timings like any other answer.
 
+The problems reads (``/problems/``, a problem, ``/api/problems``) run over 2,000 synthetic
+problems with a week of trend each and 100 runs of the log each (50 and 5 in ``--smoke``),
+added with the ORM the first time a database is measured.
+
 Targets (PostgreSQL): p95 <= 50 ms for the API reads, p95 <= 80 ms for the HTML pages.
 SQLite figures are printed for comparison with the same targets beside them.
 """
@@ -456,7 +460,8 @@ def measure_main(samples: int) -> None:
     client = Client()
     client.force_login(user)
     results = []
-    for scenario in scenarios(random.Random(SEED)):
+    scenario_list = scenarios(random.Random(SEED))
+    for scenario in [*scenario_list, *problem_scenarios()]:
         if scenario.kind == "html" and not page_works(client, scenario.paths[0]):
             continue
         timings = time_paths(client, scenario.paths, samples, scenario.status)
@@ -607,6 +612,94 @@ def scenarios(rng: random.Random) -> list[Scenario]:
     ]
 
 
+# Problems: many problems (the list pages through them), each with a week of hourly trend and
+# runs of the seeded log, so the list, the detail (latest runs, which still exist) and the
+# API read what a busy install holds. Problems are few next to runs by nature (they group
+# them); the list reads problem rows only, so its time does not depend on the runs.
+BENCH_PROBLEMS = 2_000
+BENCH_RUNS_PER_PROBLEM = 100
+
+
+def seed_problems(count: int, runs_per_problem: int) -> None:
+    """Synthetic problems over the seeded runs (once per database), with the ORM."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from enrichment.models import Problem, ProblemRun, ProblemSession, Run
+    from enrichment.pipeline.problems.fingerprint import Failure
+    from enrichment.pipeline.problems.trend import hourly_add
+
+    if Problem.objects.exists():
+        return
+    started = time.perf_counter()
+    rng = random.Random(SEED)
+    now = timezone.now()
+    top = Run.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    with transaction.atomic():
+        kinds = ("blocked-host", "command-failed", "run-error", "media-failed")
+        failures = [Failure(kinds[i % 4], f"bench-{i}.{rng.choice(HOSTS)}") for i in range(count)]
+        problems = []
+        for index, failure in enumerate(failures):
+            hourly: dict[str, int] = {}
+            for _ in range(rng.randrange(1, 60)):
+                at = now - timedelta(hours=rng.randrange(0, 168))
+                hourly = hourly_add(hourly, at=at, now=now, count=rng.randrange(1, 20))
+            last = now - timedelta(minutes=index)
+            problems.append(
+                Problem(
+                    fingerprint=failure.fingerprint,
+                    kind=failure.kind,
+                    subject=failure.subject,
+                    title=failure.title,
+                    detail="exit code 3",
+                    state=rng.choices(("open", "resolved", "ignored"), (70, 20, 10))[0],
+                    count=runs_per_problem,
+                    first_seen=last - timedelta(days=20),
+                    last_seen=last,
+                    hourly=hourly,
+                    session_count=runs_per_problem,
+                    recent_sessions=[f"agent:main:slack:c{n}" for n in range(5)],
+                    last_run_id=top,
+                )  # fmt: skip
+            )
+        Problem.objects.bulk_create(problems, batch_size=1000)
+        rows, sessions = [], []
+        for problem in Problem.objects.only("id"):
+            for n in range(runs_per_problem):
+                run_id = rng.randrange(1, top + 1)
+                rows.append(ProblemRun(problem=problem, run_id=run_id, seen_at=now - timedelta(
+                    minutes=n), session_key=f"agent:main:slack:c{n}"))  # fmt: skip
+                sessions.append(
+                    ProblemSession(problem=problem, session_key=f"agent:main:slack:c{n}")
+                )
+        ProblemRun.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
+        ProblemSession.objects.bulk_create(sessions, batch_size=5000, ignore_conflicts=True)
+    print(f"problems: seeded {count:,} problems, {len(rows):,} problem runs in"
+          f" {time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
+
+
+def problem_scenarios() -> list[Scenario]:
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        listing = reverse("problems")
+    except NoReverseMatch:
+        return []
+    from enrichment.models import Problem
+
+    smoke = os.environ.get("BENCH_SMOKE") == "1"
+    seed_problems(50 if smoke else BENCH_PROBLEMS, 5 if smoke else BENCH_RUNS_PER_PROBLEM)
+    ids = list(Problem.objects.order_by("?").values_list("id", flat=True)[:20])
+    pages = [f"{listing}?state=all&page={n}" for n in (1, 2, 10, 40)]
+    return [
+        Scenario("HTML /problems/", "html", [listing, f"{listing}?state=resolved", *pages]),
+        Scenario("HTML /problems/ kind", "html", [f"{listing}?state=all&kind=blocked-host"]),
+        Scenario("HTML problem detail", "html", [reverse("problem", args=[i]) for i in ids]),
+        Scenario("API problems", "api", ["/api/problems", "/api/problems?state=all&page=7"]),
+        Scenario("API problem detail", "api", [f"/api/problems/{i}" for i in ids]),
+    ]
+
+
 def detail_path(run_id: int) -> str:
     from django.urls import NoReverseMatch, reverse
 
@@ -660,11 +753,14 @@ def percentile(values: list[float], pct: float) -> float:
 # --- Driver --------------------------------------------------------------------------------
 
 
-def measure(backend: str, database_url: str, samples: int) -> list[dict[str, Any]]:
+def measure(
+    backend: str, database_url: str, samples: int, smoke: bool = False
+) -> list[dict[str, Any]]:
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "controlui.settings",
+        "BENCH_SMOKE": "1" if smoke else "0",
     }
     output = subprocess.run(
         [sys.executable, __file__, "--measure", "--samples", str(samples)],
@@ -732,7 +828,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             seed_postgres(args.database, args.runs, args.reseed)
             url = pg_url(args.database)
         if not args.seed_only:
-            rows.extend(measure(backend, url, args.samples))
+            rows.extend(measure(backend, url, args.samples, args.smoke))
     if rows:
         print_table(rows, args.samples)
     if args.smoke:

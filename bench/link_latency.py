@@ -84,7 +84,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sends", type=int, default=50)
     parser.add_argument("--subprocess-sends", type=int, default=10)
+    parser.add_argument("--smoke", action="store_true", help="3 sends, 1 by subprocess")
     args = parser.parse_args()
+    if args.smoke:
+        args.sends, args.subprocess_sends = 3, 1
+        print("smoke run (3 sends): the figures below are not measurements")
     with (
         page_server() as pages,
         tempfile.TemporaryDirectory(prefix="link-latency-") as workdir,

@@ -378,7 +378,11 @@ def main() -> None:
         help="a database for daphne and the workers instead of one SQLite file"
         " (e.g. postgres://postgres@127.0.0.1:5432/NAME); it is emptied first",
     )
+    parser.add_argument("--smoke", action="store_true", help="2 clients x 2 messages")
     args = parser.parse_args()
+    if args.smoke:
+        args.clients, args.messages = 2, 2
+        print("smoke run (2 clients x 2 messages): the figures below are not measurements")
     # Quiet logs: the live server keeps stderr in a pipe nobody drains while the bench runs.
     # Configured as in production (README, settings table): DEBUG off, so no query log (on SQLite the
     # log also quotes every parameter with a query of its own), a secret key of its own, and

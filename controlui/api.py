@@ -18,8 +18,9 @@ from common.errors import DomainError, InvalidInput
 from controlui.api_docs import LocalSwagger
 from controlui.health import router as health_router
 from controlui.openapi_errors import add_error_responses
-from enrichment.api import config, enrich, explain, files, history, tools, versions
+from enrichment.api import config, enrich, explain, files, history, problems, tools, versions
 from richoutput.api import router as canvas_router
+from server.uploads import UploadTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ def unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpRespo
 
 @api.exception_handler(RequestDataTooBig)
 def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    if isinstance(exc, UploadTooLarge):  # one file over the upload cap: the text names it
+        return api.create_response(request, {"detail": str(exc)}, status=413)
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return api.create_response(
         request, {"detail": f"Request body too large (limit {limit} bytes)."}, status=413
@@ -90,6 +93,6 @@ def unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_router("/", health_router)
-for area in (explain, enrich, history, config, versions, files, tools):
+for area in (explain, enrich, history, problems, config, versions, files, tools):
     api.add_router("/", area.router)
 api.add_router("/", canvas_router)

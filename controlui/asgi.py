@@ -3,7 +3,7 @@
 import atexit
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
 
@@ -12,27 +12,44 @@ from controlui.tracing import tracing_configure  # noqa: E402
 # Before Django builds its middleware: the Django instrumentation adds its own.
 tracing_configure()
 # Django must be set up before anything imports models (consumers, auth middleware).
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from server.body_limits import RequestBodyLimit, SpooledBodyASGIHandler  # noqa: E402
+
+# Django's handler, taking daphne's spooled body as the request stream (no copy on the loop).
+django_asgi_app = SpooledBodyASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from accounts.credentials import credentials_valid  # noqa: E402
 from common import metrics  # noqa: E402
 from controlui.metrics import route_of  # noqa: E402
-from controlui.request_limits import body_limit_for  # noqa: E402
+from controlui.request_limits import body_limit_for, credential_need_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
 from enrichment.jobs.channel_worker import EnrichmentWorker  # noqa: E402
 from enrichment.services.interrupted import recover_interrupted_runs  # noqa: E402
 from enrichment.services.links import start_extraction_pool  # noqa: E402
-from server import daphne_body  # noqa: E402
-from server.body_limits import RequestBodyLimit  # noqa: E402
+from server import connections, daphne_body  # noqa: E402
 from server.request_metrics import RequestMetrics  # noqa: E402
 from server.ws_origin import SameOriginValidator  # noqa: E402
 
 recover_interrupted_runs()
 # Body limits are enforced while daphne receives the body, before Django buffers anything.
-daphne_body.install(body_limit_for)
+# Upload routes check credentials first: 401 without storing an anonymous body.
+daphne_body.install(
+    body_limit_for, daphne_body.CredentialRule(credential_need_for, credentials_valid)
+)
+# Header deadline, idle timeouts and a per-address connection cap for every connection.
+connections.install(
+    connections.ConnectionLimits(
+        header_timeout=settings.HTTP_HEADER_TIMEOUT_SECONDS,
+        idle_timeout=settings.HTTP_IDLE_TIMEOUT_SECONDS,
+        websocket_idle_timeout=settings.WEBSOCKET_IDLE_TIMEOUT_SECONDS,
+        max_per_client=settings.MAX_CONNECTIONS_PER_CLIENT,
+    )
+)
 # Pre-warmed before the first request: the built-in link-understand extracts pages there.
 start_extraction_pool()
 

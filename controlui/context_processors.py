@@ -8,6 +8,7 @@ from django.urls import NoReverseMatch, reverse
 # (label, url name); pages register here as they are added.
 NAVIGATION: tuple[tuple[str, str], ...] = (
     ("History", "decisions"),
+    ("Problems", "problems"),
     ("Explain", "explain"),
     ("Tool access", "tool-access"),
     ("Rich preview", "render-preview"),

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from enrichment.config import views as config_views
-from enrichment.views import explain, history, runs
+from enrichment.views import explain, history, problems, runs
 from enrichment.views import tools as tool_views
 from richoutput import views as canvas_views
 
@@ -17,6 +17,8 @@ urlpatterns: list = [
         history.saved_view_delete,
         name="saved-view-delete",
     ),
+    path("problems/", problems.problems, name="problems"),
+    path("problems/<int:problem_id>/", problems.problem, name="problem"),
     path("explain/", explain.explain, name="explain"),
     path("config/history/", config_views.config_history, name="config-history"),
     path("config/versions/<int:number>/", config_views.config_version, name="config-version"),

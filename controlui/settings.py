@@ -126,6 +126,24 @@ PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
+# Alerts (enrichment/services/alerts.py). Webhooks go through the SSRF guard: only public
+# addresses, unless the webhook's host is listed here (an intranet chat server; 127.0.0.1 in
+# tests), which lets that name resolve to a private address. Metadata addresses never pass.
+ALERT_WEBHOOK_ALLOWED_HOSTS = read_list("ALERT_WEBHOOK_ALLOWED_HOSTS", [])
+# Tries per delivery (the first included) and the first wait between them (doubling).
+ALERT_DELIVERY_ATTEMPTS = read_int("ALERT_DELIVERY_ATTEMPTS", 3, minimum=1)
+ALERT_RETRY_BASE_MS = read_int("ALERT_RETRY_BASE_MS", 1000, minimum=0)
+ALERT_TIMEOUT_SECONDS = read_int("ALERT_TIMEOUT_SECONDS", 10, minimum=1)
+# After runs are recorded, alert rules are checked in the background at most this often per
+# process (0: only by ``manage.py check_alerts``, e.g. from cron).
+ALERT_CHECK_AFTER_RUNS_SECONDS = read_int("ALERT_CHECK_AFTER_RUNS_SECONDS", 60, minimum=0)
+# Where people open this site (``https://control.example.com``): alert messages end with a
+# link to its problems page. Unset: no link.
+ALERT_LINK_BASE_URL = os.environ.get("ALERT_LINK_BASE_URL", "").strip().rstrip("/")
+if ALERT_LINK_BASE_URL and not ALERT_LINK_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"ALERT_LINK_BASE_URL must start with http:// or https://, not {ALERT_LINK_BASE_URL!r}"
+    )
 # Off: nothing is counted and ``/metrics`` is 404 (README "Monitoring").
 METRICS_ENABLED = read_bool("METRICS_ENABLED", default=True)
 # ``/metrics`` answers a bearer API token, or any client in these networks (CIDRs, comma
@@ -216,6 +234,24 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Largest request body Django will read into memory (multipart uploads stream to disk).
 DATA_UPLOAD_MAX_MEMORY_SIZE = read_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Hard cap on one uploaded file, checked while the multipart body is parsed (a 413 naming it);
+# the body itself is capped per route before it is read (controlui/request_limits.py).
+FILE_UPLOAD_MAX_BYTES = read_int("UPLOAD_MAX_FILE_MIB", 25, minimum=1) * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "server.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+
+# Connection guards under daphne (server/connections.py): a request's headers must arrive
+# within HTTP_HEADER_TIMEOUT_SECONDS (else 408, closed); a keep-alive connection idle for
+# HTTP_IDLE_TIMEOUT_SECONDS, or a WebSocket silent (no pong either) for
+# WEBSOCKET_IDLE_TIMEOUT_SECONDS, is closed; one client address holds at most
+# MAX_CONNECTIONS_PER_CLIENT connections at once (0: no cap; raise it behind a proxy).
+HTTP_HEADER_TIMEOUT_SECONDS = read_int("HTTP_HEADER_TIMEOUT_SECONDS", 10, minimum=1)
+HTTP_IDLE_TIMEOUT_SECONDS = read_int("HTTP_IDLE_TIMEOUT_SECONDS", 60, minimum=1)
+WEBSOCKET_IDLE_TIMEOUT_SECONDS = read_int("WEBSOCKET_IDLE_TIMEOUT_SECONDS", 120, minimum=1)
+MAX_CONNECTIONS_PER_CLIENT = read_int("MAX_CONNECTIONS_PER_CLIENT", 256, minimum=0)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

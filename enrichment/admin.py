@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.utils.functional import cached_property
 
+from enrichment import admin_problems  # noqa: F401  (registers problems and alerts)
 from enrichment.config import admin as config_admin  # noqa: F401  (registers the config admin)
 from enrichment.models import Attempt, Run, UrlDecision
 

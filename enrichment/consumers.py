@@ -111,7 +111,12 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
         if text_data is None:
             await self.send_error(None, "binary frames are not supported; send JSON text frames")
             return
-        size = len(text_data.encode("utf-8", "surrogatepass"))
+        # ASCII (JSON with base64 attachments) is measured without a second copy of the frame.
+        size = (
+            len(text_data)
+            if text_data.isascii()
+            else len(text_data.encode("utf-8", "surrogatepass"))
+        )
         if size > MAX_ATTACHMENT_FRAME_BYTES:
             await self.send_error(None, frame_too_large(size))
             return

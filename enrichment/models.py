@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Upper
 from django.utils import timezone
+
+from enrichment.pipeline.problems.alerts import webhook_url_error
 
 ACTION_CHOICES = [("allow", "allow"), ("deny", "deny")]
 CHAT_TYPE_CHOICES = [
@@ -390,3 +393,165 @@ class SavedView(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Problem(models.Model):
+    """Failures of one kind and subject (a fingerprint), across runs: what an operator triages.
+
+    Everything the pages show lives here (counts, first/last seen, the hourly trend, sessions),
+    so a problem keeps its history when the runs behind it are redacted or pruned.
+    """
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        RESOLVED = "resolved"
+        IGNORED = "ignored"
+
+    fingerprint = models.CharField(max_length=32, unique=True)
+    kind = models.CharField(max_length=30)
+    subject = models.CharField(max_length=300)
+    title = models.CharField(max_length=400)
+    detail = models.TextField(blank=True, help_text="The latest reason given (an example).")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    count = models.PositiveIntegerField(default=0, help_text="Runs it happened in.")
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    # Occurrences per UTC hour of the last week ({"2026-12-04T23": 3}): the 24 h / 7 d trend.
+    hourly = models.JSONField(default=dict, blank=True)
+    session_count = models.PositiveIntegerField(default=0)
+    recent_sessions = models.JSONField(default=list, blank=True)  # the last few, newest first
+    last_run_id = models.BigIntegerField(null=True, blank=True)
+    state_changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["-last_seen", "-id"], name="problem_last_seen"),
+            models.Index(fields=["state", "-last_seen", "-id"], name="problem_state_last_seen"),
+            models.Index(fields=["first_seen"], name="problem_first_seen"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ProblemSession(models.Model):
+    """A session a problem touched (the distinct count survives runs being pruned)."""
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="sessions")
+    session_key = models.CharField(max_length=300)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["problem", "session_key"], name="unique_problem_session"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.session_key
+
+
+class ProblemRun(models.Model):
+    """One run a problem happened in. ``run_id`` is not a foreign key on purpose: runs leave
+    by retention (dropped partitions on PostgreSQL) and the problem keeps its list."""
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="runs")
+    run_id = models.BigIntegerField()
+    seen_at = models.DateTimeField()
+    session_key = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "run_id"], name="unique_problem_run")
+        ]
+        indexes = [
+            models.Index(fields=["problem", "-seen_at", "-run_id"], name="problem_run_recent"),
+            models.Index(fields=["run_id"], name="problem_run_run"),
+            models.Index(fields=["seen_at"], name="problem_run_seen_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}"
+
+
+class AlertRule(models.Model):
+    """Post to a webhook when the failure rate or the number of new problems in a window is
+    above a threshold (``manage.py check_alerts``, and after runs are recorded)."""
+
+    class Kind(models.TextChoices):
+        FAILURE_RATE = "failure-rate", "failure rate above threshold (%)"
+        NEW_PROBLEMS = "new-problems", "new problems at least threshold"
+
+    name = models.CharField(max_length=100, unique=True)
+    enabled = models.BooleanField(default=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.FAILURE_RATE)
+    window_minutes = models.PositiveIntegerField(
+        default=60, help_text="The rule looks at the last N minutes (1 to 10080, one week)."
+    )
+    threshold = models.FloatField(
+        default=20,
+        help_text="Failure rate: a percentage (fires above it). New problems: a count "
+        "(fires at or above it, at least 1).",
+    )
+    min_runs = models.PositiveIntegerField(
+        default=10, help_text="Failure rate: judge only windows with at least this many runs."
+    )
+    cooldown_minutes = models.PositiveIntegerField(
+        default=60, help_text="While it keeps firing, post again only after this long."
+    )
+    webhook_url = models.CharField(
+        max_length=2000,
+        help_text='Slack-compatible incoming webhook (receives {"text": ...}). Private '
+        "addresses are refused unless the host is in ALERT_WEBHOOK_ALLOWED_HOSTS.",
+    )
+    firing = models.BooleanField(default=False, editable=False)
+    last_value = models.FloatField(null=True, blank=True, editable=False)
+    last_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        problem = webhook_url_error(
+            self.webhook_url or "", allowed_hosts=settings.ALERT_WEBHOOK_ALLOWED_HOSTS
+        )
+        if problem:
+            errors["webhook_url"] = problem
+        if not 1 <= (self.window_minutes or 0) <= 7 * 24 * 60:
+            errors["window_minutes"] = "between 1 and 10080 minutes (one week)"
+        if self.threshold is None or not 0 <= self.threshold <= 1_000_000:
+            errors["threshold"] = "between 0 and 1000000"
+        elif self.kind == self.Kind.FAILURE_RATE and self.threshold >= 100:
+            errors["threshold"] = "a failure rate threshold is a percentage below 100"
+        if errors:
+            raise ValidationError(errors)
+
+
+class AlertDelivery(models.Model):
+    """One message an alert rule posted (or failed to post), with every try counted."""
+
+    class Status(models.TextChoices):
+        DELIVERED = "delivered"
+        FAILED = "failed"
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="deliveries")
+    created_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    response_code = models.IntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["rule", "-created_at"], name="alert_delivery_rule")]
+        verbose_name_plural = "alert deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.rule} {self.status} {self.created_at:%Y-%m-%d %H:%M}"

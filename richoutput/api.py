@@ -131,6 +131,7 @@ def render(request: HttpRequest, payload: RenderIn) -> dict[str, Any]:
             session_key=payload.sessionKey or "",
             current_message_id=payload.currentMessageId,
             media_urls=payload.mediaUrls,
+            author=request.user,
         )
         return _with_iframes(message.rendered_dict(), message.pk)
     rendered = render_assistant_text(payload.text, payload.currentMessageId, payload.mediaUrls)
@@ -150,8 +151,11 @@ def messages(
     cursor: str | None = None,
     limit: int = DEFAULT_PAGE_SIZE,
 ) -> dict[str, Any]:
-    """Stored messages, newest first; ``nextCursor`` fetches the next (older) page."""
-    page = canvas_selectors.message_list(session_key=sessionKey, cursor=cursor, limit=limit)
+    """Your stored messages (staff: everyone's), newest first; ``nextCursor`` fetches the next
+    (older) page."""
+    page = canvas_selectors.message_list(
+        reader=request.user, session_key=sessionKey, cursor=cursor, limit=limit
+    )
     return {"items": [message_record(item) for item in page.items], "nextCursor": page.next_cursor}
 
 
@@ -163,13 +167,15 @@ def message_create(request: HttpRequest, payload: MessageIn) -> Status[dict[str,
         session_key=payload.sessionKey or "",
         current_message_id=payload.currentMessageId,
         media_urls=payload.mediaUrls,
+        author=request.user,
     )
     return Status(201, message_record(message))
 
 
 @router.get("/messages/{message_id}", response=MessageRecord)
 def message_detail(request: HttpRequest, message_id: int) -> dict[str, Any]:
-    message = canvas_selectors.message_find(message_id=message_id)
+    """One stored message of yours (staff: anyone's); someone else's is a 404."""
+    message = canvas_selectors.message_find(message_id=message_id, reader=request.user)
     if message is None:
         raise NotFound(f"No stored message with id {message_id}.")
     return message_record(message)

@@ -19,10 +19,22 @@ class AssistantMessage(models.Model):
     reply_to_current = models.BooleanField(default=False)
     audio_as_voice = models.BooleanField(default=False)
     media_urls = models.JSONField(default=list, blank=True)
+    # Who stored it (the API caller, or the token the gateway plugin sends): only they and
+    # staff read it. NULL = stored by a command, or before owners were kept: staff only.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assistant_messages",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["-created_at", "-id"], name="assistantmsg_newest")]
+        indexes = [
+            models.Index(fields=["-created_at", "-id"], name="assistantmsg_newest"),
+            models.Index(fields=["owner", "-created_at", "-id"], name="assistantmsg_owner_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"Message {self.pk} ({self.created_at:%Y-%m-%d %H:%M})"
@@ -62,8 +74,8 @@ class CanvasDocument(models.Model):
     view_id = models.CharField(max_length=128, unique=True)
     title = models.CharField(max_length=200, blank=True)
     html = models.TextField()
-    # Only the author (or staff) may replace a document: a viewId is guessable, and the
-    # document is served on this origin's canvas path. NULL = stored by a command.
+    # Only the author (or staff) may read or replace a document: a viewId is guessable, and
+    # the document is served on this origin's canvas path. NULL = stored by a command: staff.
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

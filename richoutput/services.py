@@ -30,8 +30,12 @@ def message_store(
     session_key: str = "",
     current_message_id: str | None = None,
     media_urls: Sequence[str] | None = None,
+    author: Any = None,
 ) -> AssistantMessage:
     """Render ``text`` and store the message with its canvas blocks in one transaction.
+
+    ``author`` is the user storing it (None for management commands): only they and staff
+    read it back.
 
     The blocks are kept exactly as the renderer returned them, in shortcode order, so a
     stored message reads back identical to what ``POST /api/render`` answered.
@@ -46,6 +50,7 @@ def message_store(
         reply_to_current=rendered.reply_to_current,
         audio_as_voice=rendered.audio_as_voice,
         media_urls=list(rendered.media_urls),
+        owner=author if getattr(author, "is_authenticated", False) else None,
     )
     CanvasBlock.objects.bulk_create(
         CanvasBlock(message=message, position=position, block=dict(block))
@@ -96,7 +101,12 @@ def canvas_document_store(
         raise PayloadTooLarge(f"html is {size} bytes; the limit is {MAX_HTML_BYTES} bytes (2 MiB).")
     view_id = view_id_validate(view_id) if view_id is not None else view_id_generate()
     document, created = CanvasDocument.objects.select_for_update().get_or_create(
-        view_id=view_id, defaults={"title": title, "html": html, "owner": author}
+        view_id=view_id,
+        defaults={
+            "title": title,
+            "html": html,
+            "owner": author if getattr(author, "is_authenticated", False) else None,
+        },
     )
     if not created:
         document_replace_allowed(document, author)

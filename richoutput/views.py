@@ -40,7 +40,7 @@ def message_list(request: HttpRequest) -> HttpResponse:
     session_key = request.GET.get("sessionKey", "").strip()
     try:
         page = canvas_selectors.message_list(
-            session_key=session_key, cursor=cursor, limit=MESSAGES_PAGE_SIZE
+            reader=request.user, session_key=session_key, cursor=cursor, limit=MESSAGES_PAGE_SIZE
         )
     except InvalidInput:
         raise Http404("Unknown page cursor.") from None
@@ -54,7 +54,7 @@ def message_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def message_detail(request: HttpRequest, message_id: int) -> HttpResponse:
-    message = canvas_selectors.message_find(message_id=message_id)
+    message = canvas_selectors.message_find(message_id=message_id, reader=request.user)
     if message is None:
         raise Http404("No such message.")
     blocks = [row.block for row in message.blocks.all()]
@@ -67,7 +67,7 @@ def canvas_document(request: HttpRequest, view_id: str) -> HttpResponse:
     """The stored HTML, served under a policy that keeps it inside its frame."""
     if not VIEW_ID_PATTERN.fullmatch(view_id):
         raise Http404("No such canvas document.")
-    document = canvas_selectors.canvas_document_find(view_id=view_id)
+    document = canvas_selectors.canvas_document_find(view_id=view_id, reader=request.user)
     if document is None:
         raise Http404("No such canvas document.")
     response = HttpResponse(document.html, content_type="text/html; charset=utf-8")

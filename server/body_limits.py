@@ -12,8 +12,10 @@ Under daphne the limit is checked while Twisted receives the body (``daphne_body
 declared ``Content-Length`` over the limit is refused before the body is read, and a chunked
 body is cut off the moment it passes the limit; nothing above the limit is kept. Daphne would
 then hand the whole spooled body to the application queue at once (hundreds of MiB in
-memory); ``RequestBodyLimit`` instead reads it from the spool file in 64 KiB chunks as Django
-asks for them, and Django spools it to disk beyond ``FILE_UPLOAD_MAX_MEMORY_SIZE``.
+memory); instead the application gets the spool file itself: ``SpooledBodyASGIHandler`` (the
+project's Django handler) makes it the request's stream without copying a byte on the event
+loop, so a multipart body is parsed from that file by Django's upload handlers in the view's
+thread. Any other application gets the file in 64 KiB chunks from ``RequestBodyLimit``.
 
 Under another ASGI server (tests, uvicorn) the middleware enforces the same limits itself.
 """
@@ -24,6 +26,9 @@ import html
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import IO, Any
+
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -78,6 +83,8 @@ class RequestBodyLimit:
     def __init__(self, app: ASGIApp, limit_for: LimitFor):
         self.app = app
         self.limit_for = limit_for
+        # The app takes the spool file itself (``SpooledBodyASGIHandler``): hand it over.
+        self.passes_spool = bool(getattr(app, "reads_spooled_body", False))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -89,15 +96,16 @@ class RequestBodyLimit:
         if declared is not None and declared > limit:
             await _send_too_large(send, method, path, limit)
             return
-        state = _BodyState(receive, limit)
+        state = _BodyState(receive, limit, passes_spool=self.passes_spool)
         await self.app(scope, state.receive, state.guarded_send(send))
         if state.exceeded and not state.response_started:
             await _send_too_large(send, method, path, limit)
 
 
 class _BodyState:
-    def __init__(self, receive: Receive, limit: int) -> None:
+    def __init__(self, receive: Receive, limit: int, *, passes_spool: bool = False) -> None:
         self._receive = receive
+        self._passes_spool = passes_spool
         self._limit = limit
         self._received = 0
         self._spool: IO[bytes] | None = None
@@ -114,6 +122,8 @@ class _BodyState:
             return message
         body = message.get("body", b"")
         if isinstance(body, SpooledBody):
+            if self._passes_spool:
+                return message
             self._spool = body.file
             return self._next_spooled_chunk(self._spool)
         self._received += len(body)
@@ -168,3 +178,37 @@ async def _send_too_large(send: Send, method: str, path: str, limit: int) -> Non
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+class SpooledBodyASGIHandler(ASGIHandler):
+    """Django's ASGI handler, taking a body the server spooled to a file as the request stream.
+
+    Django's own ``read_body`` copies every body into a new temporary file on the event loop;
+    for a spooled upload of hundreds of MiB that stalls every other request for seconds. Here
+    the spool file becomes the stream as it is, and the multipart parse happens in the view's
+    thread when it reads ``request.FILES``.
+    """
+
+    reads_spooled_body = True
+
+    async def read_body(self, receive: Callable[[], Awaitable[Any]]) -> IO[bytes]:
+        message = await receive()
+        body = message.get("body", b"")
+        if message["type"] == "http.request" and isinstance(body, SpooledBody):
+            body.file.seek(0)
+            return body.file
+        if message["type"] == "http.disconnect":
+            raise RequestAborted()
+        return await super().read_body(_replay(message, receive))
+
+
+def _replay(first: Message, receive: Callable[[], Awaitable[Any]]) -> Receive:
+    """``receive`` that answers ``first`` once, then asks the server."""
+    pending = [first]
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return replayed

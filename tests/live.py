@@ -121,10 +121,12 @@ def live_server(
     *,
     workers: int | None = None,
     database_url: str | None = None,
+    daphne_args: Sequence[str] = (),
 ) -> Iterator[LiveServer]:
     """A migrated daphne with two users; with ``REDIS_URL`` set it also runs ``workers``
     ``runworker enrichment`` processes (default one; pass 0 to start your own).
-    ``database_url`` replaces the SQLite file of ``workdir``; that database is emptied."""
+    ``database_url`` replaces the SQLite file of ``workdir``; that database is emptied.
+    ``daphne_args`` go to daphne's command line (``--ping-interval 1``...)."""
     port = free_port()
     env = live_environment(workdir, extra_env, database_url=database_url)
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", env=env, workdir=workdir)
@@ -143,6 +145,7 @@ def live_server(
         [
             str(DAPHNE),
             *DAPHNE_LIMITS,
+            *daphne_args,
             "-b",
             "127.0.0.1",
             "-p",

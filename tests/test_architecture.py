@@ -193,10 +193,43 @@ def test_no_import_cycle_between_modules() -> None:
     assert import_cycles(import_graph(SOURCES)) == []
 
 
+def room_of(module: str) -> str:
+    """The folder (or loose module) a module lives in, one level below its package: the
+    rooms of ``farm-studio look enrichment``, e.g. ``enrichment.services`` or, in a pure
+    core, ``enrichment.pipeline.config``."""
+    package = next((p for p in PURE_PACKAGES if _within(module, p)), module.split(".")[0])
+    rest = module[len(package) :].lstrip(".").split(".")
+    return f"{package}.{rest[0]}" if rest[0] else package
+
+
+def room_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        room = room_of(module)
+        rooms.setdefault(room, set()).update(room_of(t) for t in targets if room_of(t) != room)
+    return rooms
+
+
+def test_no_import_cycle_between_rooms() -> None:
+    """Folders import each other one way only: services may read through selectors and
+    build stages from stage_specs, never the other way round."""
+    assert import_cycles(room_graph(import_graph(SOURCES))) == []
+
+
+def test_rooms_are_folders_one_level_down() -> None:
+    assert room_of("enrichment.services.runs") == "enrichment.services"
+    assert room_of("enrichment.models") == "enrichment.models"
+    assert room_of("enrichment") == "enrichment"
+    assert room_of("enrichment.pipeline.config.scope") == "enrichment.pipeline.config"
+    assert room_of("enrichment.pipeline") == "enrichment.pipeline"
+    graph = {"a.x.one": {"a.y.two"}, "a.y.two": {"a.x.three"}, "a.x.three": set()}
+    assert import_cycles(room_graph(graph)) == [["a.x", "a.y"]]
+
+
 def test_pipeline_is_grouped_by_concern() -> None:
     """The pure core is packages per concern, with a few shared primitives beside them."""
     top = sorted(p.stem for p in (ROOT / "enrichment/pipeline").glob("*.py"))
-    assert top == ["__init__", "runner", "scope", "stages", "templates"]
+    assert top == ["__init__", "runner", "stages", "templates"]
 
 
 # --- the checker checks itself --------------------------------------------------------------

@@ -13,9 +13,9 @@ from enrichment.api.limits import (
     MAX_BODY_CHARS,
     MAX_URL_CHARS,
 )
+from enrichment.pipeline.config.scope import evaluate_scope, parse_scope
 from enrichment.pipeline.links.detection import extract_links
 from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url, system_resolve
-from enrichment.pipeline.scope import evaluate_scope, parse_scope
 
 
 class LinksExtractIn(Schema):

@@ -15,7 +15,7 @@ from enrichment.api.enrich import StageRecordsOut
 from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
 from enrichment.selectors.exports import export_response
 from enrichment.selectors.records import decision_record
-from enrichment.services.live_feed import run_summary
+from enrichment.selectors.summary import run_summary
 
 
 class DecisionSummary(BaseModel):

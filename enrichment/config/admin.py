@@ -28,8 +28,8 @@ from enrichment.models import (
 from enrichment.pipeline.config.media import parse_media_config
 from enrichment.pipeline.config.model import ConfigError
 from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.config.scope import normalize_chat_type
 from enrichment.pipeline.policy.resolve import parse_tool_policy
-from enrichment.pipeline.scope import normalize_chat_type
 from enrichment.pipeline.templates import find_template_errors
 
 CHAT_TYPES_HELP = "direct, dm, group or channel; blank matches any"

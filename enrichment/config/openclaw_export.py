@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from enrichment.pipeline.scope import normalize_chat_type
+from enrichment.pipeline.config.scope import normalize_chat_type
 
 Target = Literal["current", "legacy"]
 TARGETS: tuple[Target, ...] = ("current", "legacy")

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from enrichment import resolver
 from enrichment.config.cache import config_load
 from enrichment.models import Run
 from enrichment.pipeline.config.model import (
@@ -15,12 +16,11 @@ from enrichment.pipeline.config.model import (
     effective_links_config,
 )
 from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.config.scope import ScopeConfig, scope_to_dict
 from enrichment.pipeline.links.detection import bare_tokens, trim_trailing_punctuation
 from enrichment.pipeline.links.stage import LinkPlan, explain_links
 from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url
-from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
 from enrichment.pipeline.templates import MessageContext
-from enrichment.services import links as link_services
 
 OUTCOME_TEXT = {
     "run": "CLI entries would run for the allowed links.",
@@ -94,7 +94,7 @@ def explain_message(query: ExplainQuery) -> Explanation:
         links,
         query.context(),
         policy=config.web_fetch.ssrf_policy,
-        resolve=link_services.resolve_host if query.resolve_dns else None,
+        resolve=resolver.resolve_host if query.resolve_dns else None,
     )
     scope = scope_document(links.scope)
     rules = [

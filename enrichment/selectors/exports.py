@@ -14,7 +14,7 @@ from django.utils import timezone
 from common.errors import InvalidInput
 from enrichment.models import Run
 from enrichment.selectors import HistoryFilters, decision_export_chunk
-from enrichment.services.live_feed import run_summary
+from enrichment.selectors.summary import run_summary
 
 CSV_COLUMNS = [
     "runId",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from enrichment.models import Run
-from enrichment.services.live_feed import run_summary
+from enrichment.selectors.summary import run_summary
 from enrichment.stage_specs import stage_records_load
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
 from django.db.models import Count
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.pipeline.net.urls import display_host
 from enrichment.selectors.status import derived_status_rows
 
 
@@ -208,17 +208,9 @@ def top_blocked_hosts(*, since: datetime, limit: int = 5, scan: int = 500) -> li
     )
     hosts: Counter[str] = Counter()
     for row in rows:
-        hosts[url_host(row["url"])] += row["count"]
+        hosts[display_host(row["url"])] += row["count"]
     ranked = sorted(hosts.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return [Ranked(name, count) for name, count in ranked]
-
-
-def url_host(url: str) -> str:
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        host = None
-    return host or "(unparseable URL)"
 
 
 def recent_runs(*, limit: int = 10) -> list[Run]:

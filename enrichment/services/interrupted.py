@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from enrichment.models import Run
 from enrichment.services.live_feed import decision_broadcast
+from enrichment.services.problems import occurrence_from_rows, problems_record
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,17 @@ def recover_interrupted_runs() -> None:
             connection.close()
     if count:
         logger.warning("marked %d run(s) left running by a stopped process as interrupted", count)
+        interrupted_runs_group(count)
         interrupted_runs_push(count)
+
+
+def interrupted_runs_group(count: int) -> None:
+    """Count the runs just closed into their problem ("Run interrupted")."""
+    runs = Run.objects.filter(outcome=Run.Outcome.INTERRUPTED).order_by("-finished_at")[:count]
+    try:
+        problems_record([occurrence_from_rows(run, ()) for run in runs])
+    except Exception as exc:  # housekeeping must not stop the start-up either
+        logger.warning("could not group interrupted runs into problems: %s", exc)
 
 
 def interrupted_runs_push(count: int) -> None:

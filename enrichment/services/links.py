@@ -37,7 +37,7 @@ from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_buil
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.fetch.process_pool import ProcessPool, measuring_cpu
 from enrichment.pipeline.net.http import tls_context
-from enrichment.pipeline.net.ssrf import Resolver, system_resolve
+from enrichment.pipeline.net.ssrf import Resolver
 from enrichment.pipeline.runner import (
     DEFAULT_MAX_STDOUT_BYTES,
     CommandResult,
@@ -187,11 +187,6 @@ async def extract_measured(function: Callable[..., T], *args: Any) -> T:
     value, cpu_seconds = await extraction_pool().run(measuring_cpu, function, *args)
     metrics.extraction_observe(cpu_seconds)
     return value
-
-
-def resolve_host(host: str) -> list[str]:
-    """DNS for the SSRF check (module-level so tests can answer for made-up names)."""
-    return system_resolve(host)
 
 
 def cli_environment(config: Config) -> dict[str, str]:

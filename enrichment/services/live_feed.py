@@ -4,29 +4,15 @@ sockets (group ``decisions``) as its summary (the ``GET /api/decisions`` item sh
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from channels.layers import get_channel_layer
 
 from enrichment.models import Run
+from enrichment.selectors.summary import run_summary
 
 logger = logging.getLogger(__name__)
 
 DECISIONS_GROUP = "decisions"
-
-
-def run_summary(run: Run) -> dict[str, Any]:
-    return {
-        "runId": run.pk,
-        "createdAt": run.created_at.isoformat(),
-        "channel": run.channel,
-        "chatType": run.chat_type,
-        "sessionKey": run.session_key,
-        "agentId": run.agent_id,
-        "outcome": run.outcome,
-        "urlCount": run.url_count,
-        "durationMs": run.duration_ms,
-    }
 
 
 async def decision_broadcast(run: Run) -> None:

@@ -19,8 +19,6 @@ Refusals are ``MediaSkipError`` values, so they land in the decision record, e.g
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import mimetypes
 import os
 import posixpath
@@ -32,11 +30,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 
+from common.base64_stream import Base64TooLarge, decode_base64_into
 from enrichment.pipeline.config.media import (
     MediaConfig,
     parse_media_config,
@@ -73,6 +72,7 @@ from enrichment.services.files import extract_file_isolated_async
 MIB = 1024 * 1024
 # Bytes one uploaded attachment may carry (multipart file or decoded base64 data).
 MAX_UPLOAD_BYTES = 25 * MIB
+COPY_CHUNK_BYTES = MIB
 FILE_LIMITS = FileLimits()
 # Extra env names some providers are commonly configured with.
 PROVIDER_KEY_ALIASES: Mapping[str, tuple[str, ...]] = {"google": ("GEMINI_API_KEY",)}
@@ -268,25 +268,41 @@ def local_tools(environ: Mapping[str, str]) -> LocalTools:
     )
 
 
-def decode_attachment_data(data: str | bytes, index: int) -> bytes:
-    """Base64 text (from JSON) or raw bytes (multipart) -> bytes, within ``MAX_UPLOAD_BYTES``."""
-    if isinstance(data, str):
-        try:
-            data = base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            raise AttachmentDataError(f"attachments[{index}].data: not valid base64") from None
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise AttachmentDataError(
-            f"attachments[{index}].data: {len(data)} bytes; the limit is "
-            f"{MAX_UPLOAD_BYTES // MIB} MiB ({MAX_UPLOAD_BYTES} bytes) per attachment"
-        )
-    return data
+def write_attachment_data(data: str | bytes | IO[bytes], index: int, path: Path) -> int:
+    """Base64 text (from JSON), raw bytes or an uploaded file (multipart) -> ``path``, within
+    ``MAX_UPLOAD_BYTES``; the number of bytes written. Text is decoded and files copied a
+    slice at a time: memory stays bounded whatever the attachment's size."""
+    too_large = AttachmentDataError(
+        f"attachments[{index}].data: the limit is "
+        f"{MAX_UPLOAD_BYTES // MIB} MiB ({MAX_UPLOAD_BYTES} bytes) per attachment"
+    )
+    with path.open("wb") as out:
+        if isinstance(data, str):
+            try:
+                return decode_base64_into(data, out, MAX_UPLOAD_BYTES)
+            except Base64TooLarge:
+                raise too_large from None
+            except ValueError:
+                raise AttachmentDataError(f"attachments[{index}].data: not valid base64") from None
+        if isinstance(data, bytes):
+            if len(data) > MAX_UPLOAD_BYTES:
+                raise too_large
+            out.write(data)
+            return len(data)
+        written = 0
+        data.seek(0)
+        while chunk := data.read(COPY_CHUNK_BYTES):
+            written += len(chunk)
+            if written > MAX_UPLOAD_BYTES:
+                raise too_large
+            out.write(chunk)
+        return written
 
 
 def prepare_attachments(
     items: Sequence[Mapping[str, Any]], temp_dir: Path
 ) -> tuple[list[Attachment], dict[int, LocalFile]]:
-    """Core attachments for the request's items; uploaded bytes are written to ``temp_dir``."""
+    """Core attachments for the request's items; uploaded data is written to ``temp_dir``."""
     attachments, uploads = [], {}
     for index, item in enumerate(items):
         mime, name = item.get("mime") or None, item.get("name") or None
@@ -294,11 +310,10 @@ def prepare_attachments(
         if data is None:
             attachments.append(Attachment(index, item.get("url"), item.get("path"), mime, name))
             continue
-        content = decode_attachment_data(data, index)
         mime = mime or _guess_mime(name)
         path = _temp_path(temp_dir, index, name, mime)
-        path.write_bytes(content)
-        uploads[index] = LocalFile(str(path), len(content), mime, name or path.name)
+        size = write_attachment_data(data, index, path)
+        uploads[index] = LocalFile(str(path), size, mime, name or path.name)
         attachments.append(Attachment(index, path=str(path), mime=mime, name=name))
     return attachments, uploads
 
@@ -390,21 +405,3 @@ async def media_run(
         )
     finally:
         await asyncio.to_thread(shutil.rmtree, temp_dir, True)
-
-
-def media_records(result: MediaResult) -> list[dict[str, Any]]:
-    """``Run.media`` / the ``media`` of a result: the capability decisions, then, when any
-    attachment went through file extraction, one ``{"capability": "file"}`` record listing
-    each file's outcome (its skip reason, e.g. ``"fetch-failed: ..."`` or ``"binary"``)."""
-    records: list[dict[str, Any]] = [decision.to_dict() for decision in result.decisions]
-    if result.files:
-        appended = any(file.skipped is None for file in result.files)
-        records.append(
-            {
-                "capability": "file",
-                "outcome": "success" if appended else "skipped",
-                "attachments": [],
-                "files": [file.to_dict() for file in result.files],
-            }
-        )
-    return records

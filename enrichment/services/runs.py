@@ -24,13 +24,16 @@ from common.connections import close_stale_connections
 from common.errors import DomainError, ServiceUnavailable
 from common.logs import log_context
 from common.storable import storable_text
+from enrichment import resolver
 from enrichment.config.cache import config_in_force
 from enrichment.models import Run
 from enrichment.pipeline.config.model import Config
 from enrichment.pipeline.stages import HeldProgress, StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
-from enrichment.services import links
+from enrichment.services import links, media
+from enrichment.services.alerts import alerts_check_soon
 from enrichment.services.live_feed import decision_broadcast
+from enrichment.services.problems import Occurrence, occurrence_from_rows, problems_record
 from enrichment.stage_specs import StageEnv, stage_json, stages_build, stages_store
 
 logger = logging.getLogger(__name__)
@@ -163,6 +166,7 @@ def runs_finish(finishes: Sequence[Finish]) -> None:
     UPDATE."""
     rows: dict[type[models.Model], list[models.Model]] = {}
     updates = []
+    recorded = []
     for finish in finishes:
         run = finish.run
         run.enriched_body = storable_text(finish.result.body)
@@ -172,11 +176,28 @@ def runs_finish(finishes: Sequence[Finish]) -> None:
         for row in writes.rows:  # in order: a row only points at rows of models before it
             rows.setdefault(type(row), []).append(row)
         updates.append((run, ["enriched_body", "duration_ms", "finished_at", *writes.fields]))
+        recorded.append((run, writes.rows))
     with transaction.atomic():
         for model, new_rows in rows.items():
             model._default_manager.bulk_create(new_rows)
         for run, fields in updates:
             run.save(update_fields=fields)
+    runs_recorded([occurrence_from_rows(run, run_rows) for run, run_rows in recorded])
+
+
+def runs_recorded(occurrences: Sequence[Occurrence]) -> None:
+    """After runs are stored: their failures counted into problems, then the alert rules
+    checked soon (in the background, throttled). Runs without a failure cost nothing here.
+    Neither step may undo or fail the stored runs: an error is logged, and
+    ``manage.py rebuild_problems`` recounts from the stored runs."""
+    if not any(occurrence.failures for occurrence in occurrences):
+        return
+    try:
+        problems_record(occurrences)
+        alerts_check_soon()
+    except Exception:
+        ids = [occurrence.run_id for occurrence in occurrences]
+        logger.exception("runs %s: grouping their failures into problems failed", ids)
 
 
 def run_finish(*, run: Run, result: StagesResult, duration_ms: int) -> Run:
@@ -237,6 +258,7 @@ def run_fail(*, run: Run, error: str, duration_ms: int, outcome: str = Run.Outco
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
     run.save(update_fields=["outcome", "error", "duration_ms", "finished_at"])
+    runs_recorded([occurrence_from_rows(run, ())])
 
 
 async def enrichment_run(
@@ -279,13 +301,21 @@ async def _stages_run(
     *, request: EnrichRequest, on_progress: ProgressCallback | None, config: Config, run: Run
 ) -> dict[str, Any]:
     started = time.monotonic()
+    runner = partial(links.run_cli, config)
+
+    def resolve(host: str) -> list[str]:
+        return resolver.resolve_host(host)  # looked up at each call: tests answer made-up names
+
     env = StageEnv(
         config=config,
         agent_id=request.agent_id,
         attachments=request.attachments,
-        runner=partial(links.run_cli, config),
-        # Looked up at each call, so tests can answer DNS for made-up names.
-        resolve=lambda host: links.resolve_host(host),
+        runner=runner,
+        resolve=resolve,
+        link_runner=links.link_runner(
+            settings=config.web_fetch, subprocess=runner, resolve=resolve
+        ),
+        media_run=media.media_run,
     )
     progress = None if on_progress is None else HeldProgress(on_progress, after=_progress_after())
     try:

@@ -10,8 +10,7 @@ from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
 from enrichment.pipeline.links.stage import LinkResult, LinksStage
-from enrichment.selectors import stats
-from enrichment.services.links import link_runner
+from enrichment.pipeline.net.urls import display_host
 from enrichment.stage_specs.spec import RecordWrites, StageEnv, StageSpec
 
 # Outcomes that only the service knows (the core's LinkDecision never has them).
@@ -22,11 +21,7 @@ def build(env: StageEnv) -> LinksStage:
     return LinksStage(
         config=effective_links_config(env.config, env.agent_id),
         policy=env.config.web_fetch.ssrf_policy,
-        # The bare ``link-understand`` runs in this process with the stored fetch settings;
-        # any other command (the script by path too) through ``env.runner`` as before.
-        runner=link_runner(
-            settings=env.config.web_fetch, subprocess=env.runner, resolve=env.resolve
-        ),
+        runner=env.link_runner,
         resolve=env.resolve,
         span=open_span,
     )
@@ -111,7 +106,7 @@ def load(run: Run) -> dict[str, Any]:
 def view(run: Run) -> dict[str, Any]:
     return {
         "urls": [
-            {"row": row, "host": stats.url_host(row.url), "attempts": list(row.attempts.all())}
+            {"row": row, "host": display_host(row.url), "attempts": list(row.attempts.all())}
             for row in run.url_decisions.all()
         ]
     }

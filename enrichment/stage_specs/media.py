@@ -16,8 +16,25 @@ from enrichment.pipeline.net.ssrf import Resolver
 from enrichment.pipeline.runner import CommandRunner
 from enrichment.pipeline.stages import Emit, StageResult
 from enrichment.pipeline.templates import MessageContext
-from enrichment.services.media import media_records, media_run
-from enrichment.stage_specs.spec import RecordWrites, StageEnv, StageSpec
+from enrichment.stage_specs.spec import MediaRun, RecordWrites, StageEnv, StageSpec
+
+
+def media_records(result: MediaResult) -> list[dict[str, Any]]:
+    """``Run.media`` / the ``media`` of a result: the capability decisions, then, when any
+    attachment went through file extraction, one ``{"capability": "file"}`` record listing
+    each file's outcome (its skip reason, e.g. ``"fetch-failed: ..."`` or ``"binary"``)."""
+    records: list[dict[str, Any]] = [decision.to_dict() for decision in result.decisions]
+    if result.files:
+        appended = any(file.skipped is None for file in result.files)
+        records.append(
+            {
+                "capability": "file",
+                "outcome": "success" if appended else "skipped",
+                "attachments": [],
+                "files": [file.to_dict() for file in result.files],
+            }
+        )
+    return records
 
 
 @dataclass(frozen=True)
@@ -28,13 +45,14 @@ class MediaStage:
     attachments: Sequence[Mapping[str, Any]]
     runner: CommandRunner
     resolve: Resolver
+    media_run: MediaRun
 
     @property
     def name(self) -> str:
         return "media"
 
     async def run(self, context: MessageContext, emit: Emit) -> StageResult:
-        result = await media_run(
+        result = await self.media_run(
             self.config,
             body=context.body,
             attachments=self.attachments,
@@ -51,7 +69,7 @@ class MediaStage:
 
 
 def build(env: StageEnv) -> MediaStage:
-    return MediaStage(env.config, env.attachments, env.runner, env.resolve)
+    return MediaStage(env.config, env.attachments, env.runner, env.resolve, env.media_run)
 
 
 def store(run: Run, result: MediaResult) -> RecordWrites:

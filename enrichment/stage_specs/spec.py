@@ -14,7 +14,7 @@ the admin query them; media records are the JSON list ``Run.media`` (SPEC §9 se
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +23,13 @@ from django.db import models
 from common.storable import storable_json
 from enrichment.models import Run
 from enrichment.pipeline.config.model import Config
+from enrichment.pipeline.media.understanding import MediaResult
 from enrichment.pipeline.net.ssrf import Resolver
 from enrichment.pipeline.runner import CommandRunner
 from enrichment.pipeline.stages import Stage
+
+# Media understanding and file extraction for one message (``services.media.media_run``).
+MediaRun = Callable[..., Awaitable[MediaResult]]
 
 GENERIC_TEMPLATE = "enrichment/stages/record.html"
 
@@ -37,8 +41,14 @@ class StageEnv:
     config: Config
     agent_id: str | None
     attachments: Sequence[Mapping[str, Any]]
+    # Runs a CLI entry as a subprocess.
     runner: CommandRunner
     resolve: Resolver
+    # The runner for link models: the bare ``link-understand`` in this process with the
+    # stored fetch settings, any other command (the script by path too) through ``runner``.
+    link_runner: CommandRunner
+    # Media understanding and file extraction for one message (``services.media.media_run``).
+    media_run: MediaRun
 
 
 @dataclass(frozen=True)

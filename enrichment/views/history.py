@@ -17,6 +17,7 @@ from enrichment import selectors
 from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
 from enrichment.selectors.history_page import history_page
+from enrichment.selectors.problems import problem_ids_for
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.selectors.status import STATUSES
 from enrichment.services import saved_views
@@ -41,7 +42,19 @@ def overview(request: HttpRequest) -> HttpResponse:
         # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
         "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
     }
+    context.update(_top_failing_rows(data))
     return render(request, "enrichment/overview.html", context)
+
+
+def _top_failing_rows(data: stats.Overview) -> dict[str, list[tuple[stats.Ranked, int | None]]]:
+    """Each top-failing entry with the id of its problem (state, trend, sessions), if any."""
+    tables = {"failing_rows": ("command-failed", data.failing_commands),
+              "blocked_rows": ("blocked-host", data.blocked_hosts)}  # fmt: skip
+    ids = problem_ids_for((kind, item.name) for kind, ranked in tables.values() for item in ranked)
+    return {
+        name: [(item, ids.get((kind, item.name))) for item in ranked]
+        for name, (kind, ranked) in tables.items()
+    }
 
 
 @dataclass(frozen=True)

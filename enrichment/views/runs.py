@@ -66,7 +66,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "newer_id": newer,
         "older_id": older,
         "run_config": run_config_compare(run=run),
-        "replies": run_replies(run=run),
+        "replies": run_replies(run=run, reader=request.user),
         "trace_url": trace_url(run.trace_id),
     }
     return render(request, "enrichment/detail.html", context)

@@ -56,6 +56,7 @@ def page_paths(ids: dict[str, int]) -> dict[str, str]:
         "history": "/decisions/",
         "history-filtered": "/decisions/?outcome=success&channel=slack",
         "run": f"/decisions/{ids['run']}/",
+        "problems": "/problems/?state=all",
         "explain": "/explain/?message=see+http://10.0.0.5/+and+https://example.com/a&channel=slack",
         "tools": "/tools/",
         "render": "/render/",

@@ -189,10 +189,10 @@ def test_enrich_skips_literal_private_hosts_at_detection(user_client, summarizer
 def test_enrich_name_resolving_to_private_gets_single_ssrf_attempt(
     user_client, summarizer, monkeypatch
 ) -> None:
-    from enrichment.services import links
+    from enrichment import resolver
 
     answers = {"intranet.example": ["10.0.0.5"], "news.example": ["93.184.216.34"]}
-    monkeypatch.setattr(links, "resolve_host", lambda host: answers[host])
+    monkeypatch.setattr(resolver, "resolve_host", lambda host: answers[host])
     result = post(
         user_client, "/api/enrich", {"body": "http://intranet.example/wiki https://news.example/a"}
     ).json()
@@ -209,12 +209,12 @@ def test_enrich_name_resolving_to_private_gets_single_ssrf_attempt(
 def test_enrich_unresolvable_host_is_skipped_with_reason(
     user_client, summarizer, monkeypatch
 ) -> None:
-    from enrichment.services import links
+    from enrichment import resolver
 
     def nowhere(host: str) -> list[str]:
         raise OSError("no such host")
 
-    monkeypatch.setattr(links, "resolve_host", nowhere)
+    monkeypatch.setattr(resolver, "resolve_host", nowhere)
     result = post(user_client, "/api/enrich", {"body": "https://gone.example/"}).json()
     assert result["links"]["outcome"] == "skipped"
     assert result["links"]["urls"][0]["reason"] == "hostname does not resolve"

@@ -613,10 +613,10 @@ def test_pages_without_readable_text_still_fail(server: LocalServer, html: bytes
 def test_name_resolving_to_loopback_has_a_blocked_attempt(
     staff_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from enrichment.services import links
+    from enrichment import resolver
 
     answers = {"intranet.example": ["127.0.0.1"], "unknown.example": []}
-    monkeypatch.setattr(links, "resolve_host", lambda host: answers[host])
+    monkeypatch.setattr(resolver, "resolve_host", lambda host: answers[host])
     assert put_config(staff_client, links_document(summarizer_model())).status_code == 200
     result = enrich(staff_client, {"body": "http://intranet.example/ http://unknown.example/"})
     blocked, unresolved = result["links"]["urls"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -30,6 +31,10 @@ def make_run(created_at: datetime, session_key: str = SESSION) -> Run:
     )
 
 
+# Rows stored by a command have no owner: staff read them (owner scoping: test_canvas_ownership).
+STAFF = SimpleNamespace(is_authenticated=True, is_staff=True, pk=None)
+
+
 def store_reply(text: str, at: datetime, session_key: str = SESSION) -> AssistantMessage:
     message = message_store(text=text, session_key=session_key)
     AssistantMessage.objects.filter(pk=message.pk).update(created_at=at)
@@ -42,7 +47,7 @@ def reply_section(html: str) -> str:
     return match.group(0)
 
 
-def test_the_turns_replies_are_listed_and_linked(user_client) -> None:
+def test_the_turns_replies_are_listed_and_linked(staff_client) -> None:
     start = timezone.now() - timedelta(minutes=10)
     store_reply("before the run", start - timedelta(seconds=1))
     run = make_run(start)
@@ -54,7 +59,7 @@ def test_the_turns_replies_are_listed_and_linked(user_client) -> None:
     make_run(start + timedelta(minutes=1))  # the session's next turn
     store_reply("answers the next turn", start + timedelta(minutes=1, seconds=2))
 
-    section = reply_section(user_client.get(f"/decisions/{run.pk}/").content.decode())
+    section = reply_section(staff_client.get(f"/decisions/{run.pk}/").content.decode())
 
     links = re.findall(r'<a href="(/messages/\d+/)">Message #(\d+)</a>', section)
     assert links == [
@@ -71,7 +76,9 @@ def test_the_last_run_of_a_session_gets_every_later_reply() -> None:
     start = timezone.now() - timedelta(hours=1)
     run = make_run(start)
     replies = [store_reply(f"reply {index}", start + timedelta(minutes=index)) for index in (1, 2)]
-    assert [message.pk for message in run_replies(run=run)] == [reply.pk for reply in replies]
+    assert [message.pk for message in run_replies(run=run, reader=STAFF)] == [
+        reply.pk for reply in replies
+    ]
 
 
 def test_a_run_without_session_key_has_no_replies_section(user_client) -> None:
@@ -79,7 +86,7 @@ def test_a_run_without_session_key_has_no_replies_section(user_client) -> None:
     store_reply("orphan", timezone.now(), session_key="")
     html = user_client.get(f"/decisions/{run.pk}/").content.decode()
     assert 'id="run-replies"' not in html
-    assert run_replies(run=run) == []
+    assert run_replies(run=run, reader=STAFF) == []
 
 
 def test_no_reply_yet_says_how_replies_arrive(user_client) -> None:
@@ -89,13 +96,13 @@ def test_no_reply_yet_says_how_replies_arrive(user_client) -> None:
     assert "POST /api/render" in section
 
 
-def test_reply_text_is_shown_as_text_never_markup(user_client) -> None:
+def test_reply_text_is_shown_as_text_never_markup(staff_client) -> None:
     start = timezone.now() - timedelta(minutes=1)
     run = make_run(start)
     store_reply(
         "<script>alert(1)</script><img src=x onerror=alert(2)>", start + timedelta(seconds=1)
     )
-    section = reply_section(user_client.get(f"/decisions/{run.pk}/").content.decode())
+    section = reply_section(staff_client.get(f"/decisions/{run.pk}/").content.decode())
     assert "<script>" not in section and "<img" not in section
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section
 
@@ -108,6 +115,6 @@ def test_query_count_does_not_grow_with_replies(django_assert_num_queries) -> No
             text=f'r{index} [embed ref="v{index}" /] [embed ref="w" /]', session_key=SESSION
         )
     with django_assert_num_queries(2):
-        replies = run_replies(run=run)
+        replies = run_replies(run=run, reader=STAFF)
         counts = [message.block_count for message in replies]
     assert counts == [2] * 6

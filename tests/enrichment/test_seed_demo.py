@@ -259,7 +259,7 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     from enrichment.models import Attempt, Run, UrlDecision
     from richoutput.models import AssistantMessage, CanvasDocument
 
-    original_resolver = seed_demo.link_services.resolve_host
+    original_resolver = seed_demo.resolver.resolve_host
     config_replace(document=summarizer_config(maxLinks=2))
     before = config_document()
     started = timezone.now()
@@ -299,8 +299,17 @@ def test_seed_demo_records_a_varied_history_and_restores_the_config():
     assert all(started - timedelta(days=2, minutes=6) <= r.created_at < started for r in runs)
     assert all(r.finished_at - r.created_at == timedelta(milliseconds=r.duration_ms) for r in runs)
 
+    # The failures group into problems, seen when their runs were (after the spread).
+    from enrichment.models import Problem
+
+    kinds = set(Problem.objects.values_list("kind", flat=True))
+    assert {"blocked-host", "command-failed"} <= kinds
+    for problem in Problem.objects.all():
+        seen = [r.created_at for r in runs if problem.runs.filter(run_id=r.pk).exists()]
+        assert (problem.first_seen, problem.last_seen) == (min(seen), max(seen))
+
     assert config_document() == before
-    assert seed_demo.link_services.resolve_host is original_resolver
+    assert seed_demo.resolver.resolve_host is original_resolver
 
     messages = list(AssistantMessage.objects.prefetch_related("blocks"))
     assert len(messages) == 4
@@ -366,7 +375,7 @@ def test_a_failing_seed_still_restores_config_resolver_and_server(monkeypatch):
         raise RuntimeError("pipeline exploded")
 
     monkeypatch.setattr(seed_demo, "enrichment_run", broken)
-    original_resolver = seed_demo.link_services.resolve_host
+    original_resolver = seed_demo.resolver.resolve_host
     before = config_document()
     threads_before = page_server_threads()
 
@@ -374,7 +383,7 @@ def test_a_failing_seed_still_restores_config_resolver_and_server(monkeypatch):
         seed(runs=4, days=1)
 
     assert config_document() == before
-    assert seed_demo.link_services.resolve_host is original_resolver
+    assert seed_demo.resolver.resolve_host is original_resolver
     assert page_server_threads() == threads_before
 
 

@@ -281,25 +281,25 @@ def test_message_detail_unknown_id_is_404(user_client: Client) -> None:
     assert response.json() == {"detail": "No stored message with id 999999."}
 
 
-def test_message_list_is_newest_first_and_filters_by_session(user_client: Client) -> None:
-    assert user_client.get("/api/messages").json() == {"items": [], "nextCursor": None}
+def test_message_list_is_newest_first_and_filters_by_session(staff_client: Client) -> None:
+    assert staff_client.get("/api/messages").json() == {"items": [], "nextCursor": None}
     for index in range(3):
         canvas_services.message_store(
             text=f"message {index}", session_key="a" if index != 1 else "b"
         )
-    items = user_client.get("/api/messages").json()["items"]
+    items = staff_client.get("/api/messages").json()["items"]
     assert [item["text"] for item in items] == ["message 2", "message 1", "message 0"]
     assert set(items[0]) == RECORD_KEYS
-    filtered = user_client.get("/api/messages", {"sessionKey": "a"}).json()["items"]
+    filtered = staff_client.get("/api/messages", {"sessionKey": "a"}).json()["items"]
     assert [item["text"] for item in filtered] == ["message 2", "message 0"]
 
 
-def test_message_list_pages_with_a_cursor(user_client: Client) -> None:
+def test_message_list_pages_with_a_cursor(staff_client: Client) -> None:
     for index in range(5):
         canvas_services.message_store(text=f"m{index}")
-    first = user_client.get("/api/messages", {"limit": 2}).json()
-    second = user_client.get("/api/messages", {"limit": 2, "cursor": first["nextCursor"]}).json()
-    third = user_client.get("/api/messages", {"limit": 2, "cursor": second["nextCursor"]}).json()
+    first = staff_client.get("/api/messages", {"limit": 2}).json()
+    second = staff_client.get("/api/messages", {"limit": 2, "cursor": first["nextCursor"]}).json()
+    third = staff_client.get("/api/messages", {"limit": 2, "cursor": second["nextCursor"]}).json()
     texts = [item["text"] for page in (first, second, third) for item in page["items"]]
     assert texts == ["m4", "m3", "m2", "m1", "m0"]
     assert third["nextCursor"] is None
@@ -317,13 +317,13 @@ def test_message_list_rejects_bad_paging(user_client: Client, params: dict, need
 
 
 def test_message_list_query_count_is_constant(
-    user_client: Client, django_assert_num_queries
+    staff_client: Client, django_assert_num_queries
 ) -> None:
     for index in range(12):
         canvas_services.message_store(text=f'm{index} [embed ref="v{index}" /] [embed ref="w" /]')
     # session, user, messages, blocks: the same for 1 or 12 messages with 24 blocks.
     with django_assert_num_queries(4):
-        assert len(user_client.get("/api/messages").json()["items"]) == 12
+        assert len(staff_client.get("/api/messages").json()["items"]) == 12
 
 
 def test_store_is_atomic(monkeypatch) -> None:

@@ -52,12 +52,12 @@ def test_messages_empty_state_points_to_the_preview(user_client: Client) -> None
     assert 'href="/render/"' in html
 
 
-def test_messages_list_shows_rows_escaped(user_client: Client) -> None:
+def test_messages_list_shows_rows_escaped(staff_client: Client) -> None:
     hostile = canvas_services.message_store(text=HOSTILE, session_key="web:1")
     canvas_services.message_store(
         text='[[audio_as_voice]] hi [embed ref="a" /]', session_key="web:2"
     )
-    html = user_client.get("/messages/").content.decode()
+    html = staff_client.get("/messages/").content.decode()
     assert "<script>window.pwned" not in html and "<img src=x" not in html
     assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
     assert f'href="/messages/{hostile.pk}/"' in html
@@ -65,23 +65,23 @@ def test_messages_list_shows_rows_escaped(user_client: Client) -> None:
     assert "No stored messages yet" not in html
 
 
-def test_messages_list_filters_by_session_key(user_client: Client) -> None:
+def test_messages_list_filters_by_session_key(staff_client: Client) -> None:
     canvas_services.message_store(text="alpha", session_key="web:1")
     canvas_services.message_store(text="beta", session_key="web:2")
-    html = user_client.get("/messages/", {"sessionKey": "web:2"}).content.decode()
+    html = staff_client.get("/messages/", {"sessionKey": "web:2"}).content.decode()
     assert "beta" in html and "alpha" not in html
-    empty = user_client.get("/messages/", {"sessionKey": "nobody"}).content.decode()
+    empty = staff_client.get("/messages/", {"sessionKey": "nobody"}).content.decode()
     assert "No messages for this session key" in empty
 
 
-def test_messages_list_pages_with_older_link(user_client: Client) -> None:
+def test_messages_list_pages_with_older_link(staff_client: Client) -> None:
     for index in range(MESSAGES_PAGE_SIZE + 3):
         canvas_services.message_store(text=f"note-{index:03d}")
-    first = user_client.get("/messages/")
+    first = staff_client.get("/messages/")
     assert "note-027" in first.content.decode() and "note-002" not in first.content.decode()
     cursor = first.context["page"].next_cursor
     assert cursor and f"?cursor={cursor}" in first.content.decode()
-    second = user_client.get("/messages/", {"cursor": cursor}).content.decode()
+    second = staff_client.get("/messages/", {"cursor": cursor}).content.decode()
     assert all(f"note-{index:03d}" in second for index in range(3))
     assert "note-003" not in second and "Older" not in second and "Newest" in second
 
@@ -92,16 +92,16 @@ def test_messages_list_bad_cursor_is_404(user_client: Client) -> None:
 
 @pytest.mark.parametrize("count", [1, 30], ids=["one", "thirty"])
 def test_messages_list_query_count_is_constant(
-    user_client: Client, django_assert_num_queries, count: int
+    staff_client: Client, django_assert_num_queries, count: int
 ) -> None:
     for index in range(count):
         canvas_services.message_store(text=f'm{index} [embed ref="v{index}" /]')
     # session, user, one page of messages, their blocks
     with django_assert_num_queries(4):
-        assert user_client.get("/messages/").status_code == 200
+        assert staff_client.get("/messages/").status_code == 200
 
 
-def test_message_detail_shows_badges_media_and_sandboxed_frames(user_client: Client) -> None:
+def test_message_detail_shows_badges_media_and_sandboxed_frames(staff_client: Client) -> None:
     text = (
         "[[reply_to:msg-77]] Report ready <b>bold?</b>\n"
         '[embed ref="cv_report" title="Report <v2>" height="500" /]\n'
@@ -110,7 +110,7 @@ def test_message_detail_shows_badges_media_and_sandboxed_frames(user_client: Cli
         "MEDIA:https://example.com/report.ogg"
     )
     message = canvas_services.message_store(text=text)
-    html = user_client.get(f"/messages/{message.pk}/").content.decode()
+    html = staff_client.get(f"/messages/{message.pk}/").content.decode()
     assert "Reply to msg-77" in html and "Voice note" in html
     assert "Report ready &lt;b&gt;bold?&lt;/b&gt;" in html and "<b>bold?" not in html
     assert "<code>https://example.com/report.ogg</code>" in html
@@ -123,10 +123,10 @@ def test_message_detail_shows_badges_media_and_sandboxed_frames(user_client: Cli
     assert "not allowed in the dashboard" in html
 
 
-def test_message_detail_strict_mode_empties_the_sandbox(user_client: Client, settings) -> None:
+def test_message_detail_strict_mode_empties_the_sandbox(staff_client: Client, settings) -> None:
     settings.CANVAS_SANDBOX_MODE = "strict"
     message = canvas_services.message_store(text='[embed ref="a" /]')
-    html = user_client.get(f"/messages/{message.pk}/").content.decode()
+    html = staff_client.get(f"/messages/{message.pk}/").content.decode()
     assert 'sandbox=""' in html and "allow-scripts" not in html
 
 
@@ -135,22 +135,22 @@ def test_message_detail_unknown_is_404(user_client: Client) -> None:
 
 
 def test_message_detail_query_count_is_constant(
-    user_client: Client, django_assert_num_queries
+    staff_client: Client, django_assert_num_queries
 ) -> None:
     embeds = " ".join(f'[embed ref="v{index}" /]' for index in range(10))
     message = canvas_services.message_store(text=f"many {embeds}")
     # session, user, the message, its blocks
     with django_assert_num_queries(4):
-        response = user_client.get(f"/messages/{message.pk}/")
+        response = staff_client.get(f"/messages/{message.pk}/")
     assert response.content.decode().count("<iframe") == 10
 
 
 # --- canvas documents ----------------------------------------------------------------------
 
 
-def test_canvas_document_is_served_with_a_locked_down_policy(user_client: Client) -> None:
+def test_canvas_document_is_served_with_a_locked_down_policy(staff_client: Client) -> None:
     CanvasDocument.objects.create(view_id="cv_1", title="One", html="<h1>Hello canvas</h1>")
-    response = user_client.get("/__openclaw__/canvas/documents/cv_1/index.html")
+    response = staff_client.get("/__openclaw__/canvas/documents/cv_1/index.html")
     assert response.status_code == 200
     assert response.content == b"<h1>Hello canvas</h1>"
     assert response["Content-Type"] == "text/html; charset=utf-8"
@@ -166,11 +166,11 @@ def test_canvas_document_is_served_with_a_locked_down_policy(user_client: Client
     ids=["strict", "scripts", "trusted"],
 )
 def test_canvas_document_sandbox_follows_the_mode(
-    user_client: Client, settings, mode: str, suffix: str
+    staff_client: Client, settings, mode: str, suffix: str
 ) -> None:
     settings.CANVAS_SANDBOX_MODE = mode
     CanvasDocument.objects.create(view_id="cv_1", html="x")
-    response = user_client.get("/__openclaw__/canvas/documents/cv_1/index.html")
+    response = staff_client.get("/__openclaw__/canvas/documents/cv_1/index.html")
     assert response["Content-Security-Policy"] == DOCUMENT_POLICY + suffix
 
 

@@ -128,3 +128,39 @@ def test_html_answer_escapes_the_path() -> None:
     assert b"<script>" not in body and b"&lt;script&gt;" in body
     assert b"accepts at most 2048 bytes" in body
     assert describe_limit(5 * 1024 * 1024) == "5 MiB (5242880 bytes)"
+
+
+async def test_spooled_body_is_handed_over_whole_to_a_handler_that_reads_it() -> None:
+    spool = io.BytesIO(b"x" * 200_000)
+    queue: list[Message] = [{"type": "http.request", "body": SpooledBody(spool)}]
+    seen: list[Message] = []
+
+    async def receive() -> Message:
+        return queue.pop(0)
+
+    async def app(scope, receive, send) -> None:
+        seen.append(await receive())
+
+    app.reads_spooled_body = True  # type: ignore[attr-defined]
+    await RequestBodyLimit(app, limit_for=lambda method, path: 10**9)(
+        {"type": "http", "method": "POST", "path": "/x", "headers": []}, receive, None
+    )
+    assert isinstance(seen[0]["body"], SpooledBody) and seen[0]["body"].file is spool
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "need"),
+    [
+        ("GET", "/api/messages", "none"),
+        ("POST", "/login/", "none"),
+        ("POST", "/decisions/views/", "none"),
+        ("POST", "/api/enrich", "present"),
+        ("PUT", "/api/config", "present"),
+        ("POST", "/api/enrich/upload", "verified"),
+        ("POST", "/api/files/extract", "verified"),
+    ],
+)
+def test_credentials_asked_before_the_body_per_route(method: str, path: str, need: str) -> None:
+    from controlui.request_limits import credential_need_for
+
+    assert credential_need_for(method, path) == need

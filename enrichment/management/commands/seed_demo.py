@@ -34,6 +34,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from common.errors import DomainError
+from enrichment import resolver
 from enrichment.config.changes import config_replace
 from enrichment.config.store import config_document, default_document
 from enrichment.demo import DemoPageServer
@@ -51,7 +52,7 @@ from enrichment.demo.samples import (
 )
 from enrichment.management.commands.enrich import progress_bar
 from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.services import links as link_services
+from enrichment.services.problems import problems_rebuild
 from enrichment.services.runs import EnrichRequest, enrichment_run
 from richoutput.models import AssistantMessage
 from richoutput.services import canvas_document_store, message_store
@@ -121,12 +122,12 @@ def demo_document(pages_dir: Path) -> dict[str, Any]:
 @contextmanager
 def demo_dns() -> Iterator[None]:
     """Answer the SSRF check's DNS questions from the demo world while seeding."""
-    original = link_services.resolve_host
-    link_services.resolve_host = demo_resolve
+    original = resolver.resolve_host
+    resolver.resolve_host = demo_resolve
     try:
         yield
     finally:
-        link_services.resolve_host = original
+        resolver.resolve_host = original
 
 
 def spread_timestamps(count: int, *, days: int, now: datetime, rng: Random) -> list[datetime]:
@@ -198,6 +199,9 @@ class Command(BaseCommand):
                 config_replace(document=previous)
         seeded = Run.objects.filter(pk__gt=last_pk)
         self.redate(seeded, days=days)
+        # Problems were counted as the runs were stored, at "now": recount them at the
+        # runs' spread-out times (first/last seen, trends).
+        problems_rebuild()
         stored = self.store_assistant_messages(seeded, days=days)
         self.write_summary(outcomes, seeded, stored, days, time.monotonic() - started)
         self.stdout.write(

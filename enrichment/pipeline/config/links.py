@@ -6,7 +6,7 @@ from typing import Any
 
 from enrichment.pipeline.config.model import LINKS_FIELDS, LinkModel
 from enrichment.pipeline.config.readers import ConfigReader
-from enrichment.pipeline.scope import ScopeConfig, parse_scope
+from enrichment.pipeline.config.scope import ScopeConfig, parse_scope
 from enrichment.pipeline.templates import find_template_errors
 
 MODEL_KEYS = frozenset({"type", "command", "args", "timeoutSeconds"})

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Literal, TypedDict, cast
 
 from enrichment.pipeline.config.readers import ConfigIssue, ConfigReader, json_copy, json_issues
-from enrichment.pipeline.scope import ScopeConfig, parse_scope, scope_to_dict
+from enrichment.pipeline.config.scope import ScopeConfig, parse_scope, scope_to_dict
 from enrichment.pipeline.templates import find_template_errors
 
 Capability = Literal["image", "audio", "video"]

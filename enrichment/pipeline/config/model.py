@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from enrichment.pipeline.config.readers import ConfigIssue as ConfigIssue  # re-exported
 from enrichment.pipeline.config.readers import Number, json_copy
+from enrichment.pipeline.config.scope import ScopeConfig, scope_to_dict
 from enrichment.pipeline.net.ssrf import SsrfPolicy
-from enrichment.pipeline.scope import ScopeConfig, scope_to_dict
 
 DEFAULT_MAX_LINKS = 3
 DEFAULT_TIMEOUT_SECONDS = 30

@@ -25,11 +25,8 @@ Fields the decision log does not keep (``SenderName``, ``Provider`` apart from t
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-
-import ada_url
 
 from enrichment.pipeline.config.media import parse_media_config
 from enrichment.pipeline.config.model import (
@@ -38,6 +35,7 @@ from enrichment.pipeline.config.model import (
     effective_links_config,
     effective_media_config,
 )
+from enrichment.pipeline.config.scope import evaluate_scope
 from enrichment.pipeline.dryrun.decisions import (
     RecordedRun,
     RecordedUrl,
@@ -48,8 +46,8 @@ from enrichment.pipeline.dryrun.report import AffectedRun, DryRunReport
 from enrichment.pipeline.links.detection import extract_links
 from enrichment.pipeline.links.envelope import LinkOutput, format_link_sections
 from enrichment.pipeline.links.stage import entry_argv
-from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url, normalize_hostname
-from enrichment.pipeline.scope import evaluate_scope
+from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url
+from enrichment.pipeline.net.urls import scheme_and_host, url_host
 from enrichment.pipeline.templates import MessageContext
 
 GATES_WITHOUT_URLS = ("disabled", "scope-deny", "no-links")
@@ -98,20 +96,6 @@ def _recorded_media_gate(outcome: str) -> str:
 
 
 AddressBook = Mapping[str, tuple[str, ...]]
-
-
-@functools.lru_cache(maxsize=65_536)
-def _scheme_and_host(url: str) -> tuple[str, str] | None:
-    try:
-        parsed = ada_url.URL(url)
-        return parsed.protocol, normalize_hostname(parsed.hostname)
-    except (ValueError, UnicodeError):
-        return None
-
-
-def url_host(url: str) -> str | None:
-    parsed = _scheme_and_host(url)
-    return parsed[1] if parsed else None
 
 
 # (scheme, host, recorded answer) → (blocked or None when unknown, reason). After parsing,
@@ -179,7 +163,7 @@ def _url_verdict(
     book: AddressBook,
     cache: VerdictCache,
 ) -> UrlVerdict:
-    parsed = _scheme_and_host(url)
+    parsed = scheme_and_host(url)
     answer = None if parsed is None else own.get(parsed[1], book.get(parsed[1]))
     key = None if parsed is None else (parsed[0], parsed[1], answer)
     judged = cache.get(key) if key is not None else None

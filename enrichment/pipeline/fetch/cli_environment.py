@@ -20,17 +20,21 @@ POLICY_ENV = "LINK_UNDERSTAND_SSRF_POLICY"
 FETCH_ENV = "LINK_UNDERSTAND_FETCH"
 
 
-def policy_from_env(raw: str | None) -> SsrfPolicy:
-    """``{"allowedHostnames": ["127.0.0.1"]}`` -> SsrfPolicy(allowed_hostnames=("127.0.0.1",))."""
-    if not raw or not raw.strip():
-        return DEFAULT_POLICY
+def _json_object(raw: str) -> dict[str, object]:
     try:
         data = json.loads(raw)
     except ValueError as error:
         raise ValueError(f"not valid JSON ({error.args[0]})") from error
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object")
-    return SsrfPolicy.from_dict(data)
+    return data
+
+
+def policy_from_env(raw: str | None) -> SsrfPolicy:
+    """``{"allowedHostnames": ["127.0.0.1"]}`` -> SsrfPolicy(allowed_hostnames=("127.0.0.1",))."""
+    if not raw or not raw.strip():
+        return DEFAULT_POLICY
+    return SsrfPolicy.from_dict(_json_object(raw))
 
 
 def fetch_settings_from_env(raw: str | None) -> WebFetchConfig:
@@ -38,12 +42,7 @@ def fetch_settings_from_env(raw: str | None) -> WebFetchConfig:
     validated like the stored config (a bad value names its key)."""
     if not raw or not raw.strip():
         return WebFetchConfig()
-    try:
-        data = json.loads(raw)
-    except ValueError as error:
-        raise ValueError(f"not valid JSON ({error.args[0]})") from error
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object")
+    data = _json_object(raw)
     # The config's own readers, not the whole config parser: this script starts once per
     # link, so it keeps its imports to what fetching needs.
     issues: list[ConfigIssue] = []

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from enrichment.pipeline.config.model import DEFAULT_TIMEOUT_SECONDS, LinkModel, LinksConfig
+from enrichment.pipeline.config.scope import ScopeDecision, evaluate_scope
 from enrichment.pipeline.links.decisions import (
     Attempt,
     LinkDecision,
@@ -40,7 +41,6 @@ from enrichment.pipeline.net.ssrf import (
     system_resolve,
 )
 from enrichment.pipeline.runner import CommandResult, CommandRunner, run_command
-from enrichment.pipeline.scope import ScopeDecision, evaluate_scope
 from enrichment.pipeline.stages import Emit, SpanOpener, StageResult, no_span
 from enrichment.pipeline.templates import MessageContext, render_template
 

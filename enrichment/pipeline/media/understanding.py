@@ -32,6 +32,7 @@ from enrichment.pipeline.config.media import (
     MediaModelEntry,
     clamp_concurrency,
 )
+from enrichment.pipeline.config.scope import evaluate_scope
 from enrichment.pipeline.files.extraction import FileLimits
 from enrichment.pipeline.media.attachments import (
     Attachment,
@@ -64,7 +65,6 @@ from enrichment.pipeline.media.providers import (
     run_entry,
 )
 from enrichment.pipeline.runner import CommandRunner, run_command
-from enrichment.pipeline.scope import evaluate_scope
 
 # Attachments and the envelope live in their own modules; callers import them from here.
 __all__ = [

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
+from enrichment import resolver
 from enrichment.config import dryrun as config_dryrun
 from enrichment.config.changes import config_replace
 from enrichment.models import Run
@@ -105,7 +106,7 @@ def fake_world(monkeypatch):
             raise socket.gaierror("no such host")
         return DNS[host]
 
-    monkeypatch.setattr(links, "resolve_host", resolve)
+    monkeypatch.setattr(resolver, "resolve_host", resolve)
     monkeypatch.setattr(links, "run_command", fake_cli)
 
 
@@ -183,7 +184,7 @@ def test_dry_run_starts_no_process_and_opens_no_socket(fake_world, monkeypatch, 
         (os, "fork"),
     ]:
         monkeypatch.setattr(target, name, refuse(f"{getattr(target, '__name__', target)}.{name}"))
-    monkeypatch.setattr(links, "resolve_host", refuse("resolve_host"))
+    monkeypatch.setattr(resolver, "resolve_host", refuse("resolve_host"))
     monkeypatch.setattr(links, "run_command", refuse("run_command"))
 
     response = staff_client.post(

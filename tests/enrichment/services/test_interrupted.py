@@ -101,6 +101,18 @@ def test_old_run_of_live_process_is_interrupted(live_process) -> None:
     assert run.outcome == "interrupted"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_runs_closed_at_start_up_are_counted_into_their_problem() -> None:
+    from enrichment.models import Problem
+
+    for _ in range(2):
+        running_run(f"{HOST}:{dead_pid()}")
+    recover_interrupted_runs()
+    problem = Problem.objects.get()
+    assert (problem.kind, problem.count) == ("run-interrupted", 2)
+    assert problem.subject == "the process running it stopped before it finished"
+
+
 def test_start_up_hook_only_warns_when_the_database_is_unavailable(caplog) -> None:
     # No django_db mark: database access raises, and start-up must carry on regardless.
     with caplog.at_level(logging.WARNING, logger="enrichment.services.interrupted"):

@@ -125,4 +125,12 @@ def test_a_stage_that_raises_fails_the_run_and_stores_nothing_of_the_others(
 
 def test_stage_env_carries_what_a_stage_needs() -> None:
     names = set(StageEnv.__dataclass_fields__)
-    assert names == {"config", "agent_id", "attachments", "runner", "resolve"}
+    assert names == {
+        "config",
+        "agent_id",
+        "attachments",
+        "runner",
+        "resolve",
+        "link_runner",
+        "media_run",
+    }

@@ -185,11 +185,11 @@ def test_chart_buckets_cover_the_period_and_stack() -> None:
 def test_overview_queries_do_not_grow_with_runs(user_client, django_assert_num_queries) -> None:
     make_runs(2)
     user_client.get("/")  # warm the session
-    # session, user, totals, chart, 2 tops, recent runs and their derived status
-    with django_assert_num_queries(8):
+    # session, user, totals, chart, 2 tops, their problems, recent runs and their status
+    with django_assert_num_queries(9):
         user_client.get("/")
     make_runs(20)
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(9):
         user_client.get("/")
 
 
@@ -495,7 +495,7 @@ def test_explain_private_url_is_blocked_with_reason(user_client, summarizer) -> 
 
 
 def test_explain_allowed_url_shows_the_argv(user_client, summarizer, monkeypatch) -> None:
-    monkeypatch.setattr("enrichment.services.links.resolve_host", lambda host: ["127.0.0.1"])
+    monkeypatch.setattr("enrichment.resolver.resolve_host", lambda host: ["127.0.0.1"])
     message = "read http://127.0.0.1:9/page and http://169.254.169.254/latest"
     html = user_client.get("/explain/", {"message": message, "dns": "on"}).content.decode()
     assert 'id="explain-outcome">run<' in html
@@ -508,7 +508,7 @@ def test_explain_dns_off_does_not_resolve(user_client, summarizer, monkeypatch) 
     def fail(host: str) -> list[str]:
         raise AssertionError("resolved although DNS was off")
 
-    monkeypatch.setattr("enrichment.services.links.resolve_host", fail)
+    monkeypatch.setattr("enrichment.resolver.resolve_host", fail)
     response = user_client.get("/explain/?message=https://docs.example/x&dns=off&dns=off")
     html = response.content.decode()
     assert response.status_code == 200
@@ -517,7 +517,7 @@ def test_explain_dns_off_does_not_resolve(user_client, summarizer, monkeypatch) 
 
 
 def test_explain_resolves_when_checked(user_client, summarizer, monkeypatch) -> None:
-    monkeypatch.setattr("enrichment.services.links.resolve_host", lambda host: ["10.1.2.3"])
+    monkeypatch.setattr("enrichment.resolver.resolve_host", lambda host: ["10.1.2.3"])
     html = user_client.get("/explain/?message=https://docs.example/x&dns=off&dns=on").content
     text = html.decode()
     assert "<code>10.1.2.3</code>" in text and 'badge badge-blocked">blocked<' in text

@@ -23,8 +23,8 @@ from enrichment.pipeline.config.model import (
     effective_media_config,
 )
 from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.config.scope import ScopeConfig, ScopeMatch, ScopeRule
 from enrichment.pipeline.net.ssrf import SsrfPolicy
-from enrichment.pipeline.scope import ScopeConfig, ScopeMatch, ScopeRule
 
 LINK_MODEL = {"command": "link-understand", "args": ["--url", "{{LinkUrl}}"]}
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from enrichment.pipeline.config.model import LinkModel, LinksConfig
+from enrichment.pipeline.config.scope import ScopeConfig, ScopeMatch, ScopeRule
 from enrichment.pipeline.links.decisions import Attempt, LinkDecision, UrlDecision, ssrf_attempt
 from enrichment.pipeline.links.stage import (
     PENDING_NOTICE,
@@ -22,7 +23,6 @@ from enrichment.pipeline.links.stage import (
 )
 from enrichment.pipeline.net.ssrf import SsrfPolicy
 from enrichment.pipeline.runner import CommandResult
-from enrichment.pipeline.scope import ScopeConfig, ScopeMatch, ScopeRule
 from enrichment.pipeline.templates import MessageContext
 
 FAKE_CLI = str(Path(__file__).parent.parent / "fake_clis" / "fakecli.py")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enrichment.pipeline.scope import (
+from enrichment.pipeline.config.scope import (
     ScopeConfig,
     ScopeDecision,
     evaluate_scope,

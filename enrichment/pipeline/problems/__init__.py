@@ -1,0 +1,1 @@
+"""Failures grouped into problems: fingerprints, trends and alert rules, as pure values."""
