@@ -7,6 +7,7 @@ an SDK tracer provider (``controlui/tracing.py``, on with the standard ``OTEL_*`
 
     enrichment.run
     ├── stage media
+    │   └── media.attempt        capability=audio  command=whisper  outcome=success
     └── stage links
         ├── links.url            url.full=https://example.com/a
         │   └── links.attempt    command=link-understand  outcome=success
