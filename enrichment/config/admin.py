@@ -251,6 +251,16 @@ class ScopeRuleInline(OrderedInline):
     form = ScopeRuleForm
     verbose_name = "scope rule"
     verbose_name_plural = "scope rules (first match wins)"
+    fields = ("position", "rule_number", "action", "channel", "chat_type", "key_prefix")
+    readonly_fields = ("rule_number",)
+
+    @admin.display(description="Rule")
+    def rule_number(self, rule: ScopeRule) -> str:
+        """The number the run page, explain, Preview impact and the diff use (from 1);
+        ``admin_sortable_keys.js`` renumbers the column when rows are moved."""
+        if not rule.pk:
+            return format_html('<span class="rule-number">{}</span>', "new")
+        return format_html('<span class="rule-number">{}</span>', rule.position + 1)
 
 
 class LinkModelInline(OrderedInline):

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 from common.errors import InvalidInput, NotFound
 from enrichment import selectors
 from enrichment.models import Run
-from enrichment.selectors.explain import matched_scope_rule
+from enrichment.selectors.explain import run_scope_source
 from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
 from enrichment.selectors.status import derived_status_set
@@ -56,7 +56,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "body": body_parts(run),
-        "matched_rule": matched_scope_rule(run),
+        "scope_source": run_scope_source(run),
         "stage_sections": stage_sections(run),
         "filter_query": urlencode(filters.as_params()),
         # Prev/next follow the history's order: "newer/older" only when that is time.

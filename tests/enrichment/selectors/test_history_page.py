@@ -194,7 +194,7 @@ def test_explain_on_a_scope_deny_lists_no_cli_entries(user_client) -> None:
         "/explain/?message=see+http://127.0.0.1/a&channel=telegram&dns=off"
     ).content.decode()
     assert "The scope denies this message" in html
-    assert "Not fetched: the scope denies this message (rule #0)" in html
+    assert "Not fetched: the scope denies this message (global rule 1)" in html
     assert "CLI entries, tried in order" not in html
 
 

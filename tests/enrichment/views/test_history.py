@@ -385,7 +385,7 @@ def test_detail_shows_media_decisions_with_status_line_and_timeline(user_client)
         '<code class="media-summary">image: success (1/1) via openai/gpt-4o reason=exit code 2'
         in html
     )
-    assert "audio: scope-deny</code> · scope rule #1" in html
+    assert "audio: scope-deny</code> · scope rule 2" in html
     assert '<code class="argv">describe --in /tmp/m/photo.jpg</code>' in html
     assert "exit 2 · 31 ms" in html
     assert 'class="outcome-success chosen"' in html and "<code>openai/gpt-4o</code>" in html
@@ -451,10 +451,10 @@ def test_detail_matched_rule_from_the_snapshot(user_client) -> None:
     run = make_run(matched_rule=1, config_snapshot=snapshot)
     html = user_client.get(f"/decisions/{run.pk}/").content.decode()
     matched = html.split('id="matched-rule"', 1)[1].split("</dd>", 1)[0]
-    assert "rule #1" in matched and "keyPrefix=agent:main:" in matched and "allow" in matched
-    default = make_run(matched_rule=None)
+    assert "global rule 2" in matched and "keyPrefix=agent:main:" in matched and "allow" in matched
+    default = make_run(matched_rule=None, outcome="scope-deny", config_snapshot=snapshot)
     html = user_client.get(f"/decisions/{default.pk}/").content.decode()
-    assert "decided by the default" in html
+    assert 'by <span class="scope-origin">the global default</span>' in html
 
 
 @pytest.mark.parametrize("urls", [1, 30], ids=["1-url", "30-urls"])
@@ -535,7 +535,7 @@ def test_explain_scope_rule_and_agent_override(user_client) -> None:
     ).content.decode()
     assert 'id="explain-outcome">scope-deny<' in html
     scope = html.split('id="explain-scope"', 1)[1].split("</dd>", 1)[0]
-    assert "deny" in scope and "by rule #0" in scope
+    assert "deny" in scope and 'by <span class="scope-origin">global rule 1</span>' in scope
     assert 'class="matched" aria-current="true"' in html
     assert "&quot;maxLinks&quot;: 1" in html
 
