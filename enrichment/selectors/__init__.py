@@ -279,4 +279,5 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     if after is not None:
         runs = runs.filter(ordering.after(getattr(after, SORT_KEY), after.pk))
     with planned(filters.q, filters.url, runs.db):
-        return list(runs[:EXPORT_CHUNK])
+        chunk = list(runs[:EXPORT_CHUNK])
+    return derived_status_rows(chunk)
