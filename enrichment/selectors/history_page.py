@@ -20,11 +20,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
+from django.db.models import Count
 
 from common.bounded import within
+from common.distribution import DurationSummary, summarize_durations
 from common.keyset import KeysetPage
 from enrichment.models import Run, RunQuerySet
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
+from enrichment.selectors.status import STATUSES, status_condition
 from enrichment.selectors.text_search import planned
 
 COUNT_CAP = 1000
@@ -58,6 +61,7 @@ class HistoryPage:
     newest_run_id: int  # of the matching runs (what "N new runs" counts from); 0: none
     facet_window: int  # facets count at most this many of the newest matching runs
     counts_skipped: bool = False  # the count or the facets ran past their time budget
+    durations: DurationSummary | None = None  # p50/p95 and histogram of the same window
 
 
 def result_count(filters: HistoryFilters) -> ResultCount:
@@ -109,7 +113,30 @@ def facet_counts(filters: HistoryFilters) -> dict[str, list[Facet]]:
         groups = _window_groups(base.apply(Run.objects.all()))
         for name in names:
             counts[name] = _tally(groups, FACETS[name][1])
+    counts["status"] = status_counts(replace(filters, sort=DEFAULT_SORT, status=""))
     return counts
+
+
+def status_counts(filters: HistoryFilters) -> list[Facet]:
+    """Runs per derived status among the newest ``FACET_WINDOW`` matching runs: one query,
+    each status an EXISTS over that window's ids (never the whole log)."""
+    window = filters.apply(Run.objects.all()).history_order().values("pk")[:FACET_WINDOW]
+    runs = Run.objects.filter(pk__in=window)
+    totals = runs.aggregate(
+        **{
+            status.replace("-", "_"): Count("pk", filter=status_condition(status))
+            for status in STATUSES
+        }
+    )
+    return [Facet(status, totals[status.replace("-", "_")] or 0) for status in STATUSES]
+
+
+def duration_summary(filters: HistoryFilters) -> DurationSummary:
+    """p50/p95 and a histogram of the durations of the newest ``FACET_WINDOW`` matching runs
+    (one index range, the durations only)."""
+    window = filters.apply(Run.objects.all()).history_order()
+    durations = window.filter(duration_ms__isnull=False).values_list("duration_ms", flat=True)
+    return summarize_durations([value for value in durations[:FACET_WINDOW] if value is not None])
 
 
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
@@ -123,6 +150,8 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
         count = within(budget, lambda: result_count(filters))
         left = budget - round((time.monotonic() - started) * 1000)
         facets = within(left, lambda: facet_counts(filters)) if count is not None else None
+        left = budget - round((time.monotonic() - started) * 1000)
+        durations = within(left, lambda: duration_summary(filters)) if facets is not None else None
         return HistoryPage(
             page=page,
             count=count or _count_from_page(page, first=cursor is None),
@@ -130,6 +159,7 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
             newest_run_id=newest_run_id(filters, page),
             facet_window=FACET_WINDOW,
             counts_skipped=count is None or facets is None,
+            durations=durations,
         )
 
 
@@ -149,25 +179,29 @@ def newest_run_id(filters: HistoryFilters, page: KeysetPage[Run]) -> int:
 def _choices(facets: dict[str, list[Facet]], filters: HistoryFilters) -> dict[str, list[Facet]]:
     return {
         "outcome": facet_choices(
-            facets["outcome"], values=tuple(Run.Outcome.values), selected=filters.outcome
+            facets["outcome"], values=tuple(Run.Outcome.values), selected=filters.outcomes
         ),
-        "channel": facet_choices(facets["channel"], values=None, selected=filters.channel),
+        "status": facet_choices(
+            facets.get("status", []), values=tuple(STATUSES), selected=filters.statuses
+        ),
+        "channel": facet_choices(facets["channel"], values=None, selected=filters.channels),
         "chatType": facet_choices(
-            facets["chatType"], values=("direct", "group", "channel"), selected=filters.chat_type
+            facets["chatType"], values=("direct", "group", "channel"), selected=filters.chat_types
         ),
     }
 
 
 def facet_choices(
-    facets: list[Facet], *, values: tuple[str, ...] | None, selected: str
+    facets: list[Facet], *, values: tuple[str, ...] | None, selected: tuple[str, ...] | str
 ) -> list[Facet]:
     """The choices of a filter with their counts: every known value (``values``, zero when
-    absent from the data) or the values found, plus the selected one even when it has none."""
+    absent from the data) or the values found, plus each selected one even when it has none."""
     counts = {facet.value: facet.count for facet in facets}
     if values is not None:
         choices = [Facet(value, counts.get(value, 0)) for value in values]
     else:
         choices = list(facets)
-    if selected and all(choice.value.lower() != selected.lower() for choice in choices):
-        choices.append(Facet(selected, 0))
+    for value in (selected,) if isinstance(selected, str) else selected:
+        if value and all(choice.value.lower() != value.lower() for choice in choices):
+            choices.append(Facet(value, 0))
     return choices

@@ -46,7 +46,7 @@ def body_parts(run: Run) -> BodyParts:
 @require_GET
 def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        filters = selectors.HistoryFilters.from_params(request.GET.dict())
+        filters = selectors.HistoryFilters.from_params(selectors.query_params(request.GET))
         run = derived_status_set(selectors.decision_get(run_id=run_id))
     except NotFound:
         raise Http404(f"No run with id {run_id}.") from None
