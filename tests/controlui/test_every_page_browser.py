@@ -127,3 +127,20 @@ def test_every_page_fits_has_no_errors_and_no_axe_violation(live, demo, browser,
         page.remove_listener("response", watch.response)
     context.close()
     assert not problems, "\n".join(f"{path}: {found}" for path, found in problems.items())
+
+
+def test_an_offline_enrichment_from_the_overview_says_why(live, demo, browser) -> None:
+    """Issue 33, item 4: "Recorded as run #N skipped" comes with its reason, and a host that
+    does not resolve reads as a DNS failure, not as blocked."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    log_in(context, live)
+    page = context.new_page()
+    page.goto(live.base_url + "/")
+    page.fill("#enrich-body", "see https://offline-host.invalid/downloads/ please")
+    page.press("#enrich-body", "Enter")
+    page.wait_for_selector("#enrich-result[data-state=done]", timeout=30_000)
+    reasons = page.locator("#enrich-reasons li").all_inner_texts()
+    assert reasons == [
+        "https://offline-host.invalid/downloads/ — DNS failure: the host does not resolve"
+    ], reasons
+    context.close()
