@@ -82,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "server.login_required.LoginRequiredEverywhere",
     "server.input_guard.ApiInputGuard",
+    "server.not_found.SiteNotFoundPage",
     # Last, as django-axes asks: it turns a lockout raised by its backend into a 429 page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -13,6 +13,7 @@ from django.utils.functional import cached_property
 from enrichment import admin_problems  # noqa: F401  (registers problems and alerts)
 from enrichment.config import admin as config_admin  # noqa: F401  (registers the config admin)
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.selectors.explain import run_scope_source
 
 
 class NoCountPaginator(Paginator):
@@ -67,6 +68,14 @@ class RunAdmin(ReadOnlyAdmin):
     date_hierarchy = None
     ordering = ("-created_at", "-id")
     inlines = [UrlDecisionInline]
+    # The stored 0-based index would read as a different rule than every page shows.
+    exclude = ("matched_rule",)
+    readonly_fields = ("scope_decision",)
+
+    @admin.display(description="Scope decision")
+    def scope_decision(self, run: Run) -> str:
+        source = run_scope_source(run)
+        return source.text if source is not None else "—"
 
 
 @admin.register(Attempt)

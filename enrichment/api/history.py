@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from common.keyset import MAX_PAGE_SIZE
 from enrichment import selectors
 from enrichment.api.enrich import StageRecordsOut
-from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
+from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters, query_params
 from enrichment.selectors.exports import export_response
 from enrichment.selectors.records import decision_record
 from enrichment.selectors.summary import run_summary
@@ -67,7 +67,7 @@ def decisions(
     time (default ``-time``), ``duration`` or ``urls`` (URL count); a leading ``-`` is
     largest first; ``nextCursor`` pages within that order."""
     page = selectors.decision_list(
-        filters=HistoryFilters.from_params(request.GET.dict()), cursor=cursor, limit=limit
+        filters=HistoryFilters.from_params(query_params(request.GET)), cursor=cursor, limit=limit
     )
     return {
         "items": [run_summary(run) for run in page.items],
@@ -80,7 +80,7 @@ def decisions_export(
     request: HttpRequest, format: str = "json", sort: SortParam | None = None
 ) -> StreamingHttpResponse:
     """The filtered history as a streamed CSV or JSON download, in the ``sort`` order."""
-    filters = HistoryFilters.from_params(request.GET.dict())
+    filters = HistoryFilters.from_params(query_params(request.GET))
     return export_response(filters=filters, format=format)
 
 

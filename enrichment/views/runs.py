@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from common.errors import InvalidInput, NotFound
 from enrichment import selectors
 from enrichment.models import Run
-from enrichment.selectors.explain import matched_scope_rule
+from enrichment.selectors.explain import run_scope_source
 from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
 from enrichment.selectors.status import derived_status_set
@@ -47,7 +47,7 @@ def body_parts(run: Run) -> BodyParts:
 @require_GET
 def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        filters = selectors.HistoryFilters.from_params(request.GET.dict())
+        filters = selectors.HistoryFilters.from_params(selectors.query_params(request.GET))
         run = derived_status_set(selectors.decision_get(run_id=run_id))
     except NotFound:
         raise Http404(f"No run with id {run_id}.") from None
@@ -57,7 +57,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "body": body_parts(run),
-        "matched_rule": matched_scope_rule(run),
+        "scope_source": run_scope_source(run),
         "stage_sections": stage_sections(run),
         "filter_query": urlencode(filters.as_params()),
         # Prev/next follow the history's order: "newer/older" only when that is time.

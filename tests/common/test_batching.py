@@ -173,7 +173,6 @@ async def test_a_cancelled_caller_can_take_back_an_item_not_yet_being_written() 
         await waiting
 
 
-
 async def test_batches_outlive_the_request_that_started_the_writer() -> None:
     """A sync view (``POST /api/enrich``) runs the enrichment with ``async_to_sync``: the
     sync work it awaits goes back to that request's thread. The writer started by one request
