@@ -23,6 +23,7 @@ from controlui.env import (
     read_redis_url,
     secret_key_problem,
 )
+from enrichment.pipeline.retention.policy import PolicyError, policy_from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONTROLUI_VAR_DIR", BASE_DIR / "var"))
@@ -125,6 +126,15 @@ PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
+# Retention and redaction of the decision log (README "Retention"; ``manage.py prune_runs``).
+try:
+    RETENTION = policy_from_environment(os.environ)
+except PolicyError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+# Runs about to be removed are first written here as gzip JSON lines (unset: not exported).
+RETENTION_EXPORT_DIR = os.environ.get("RETENTION_EXPORT_DIR", "").strip() or None
+# Runs removed or redacted per transaction: each batch holds its row locks only briefly.
+RETENTION_BATCH_SIZE = read_int("RETENTION_BATCH_SIZE", 500, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

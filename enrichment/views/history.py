@@ -17,6 +17,7 @@ from enrichment import selectors
 from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
 from enrichment.selectors.history_page import history_page
+from enrichment.selectors.retention import retention_status
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.selectors.status import STATUSES
 from enrichment.services import saved_views
@@ -40,6 +41,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "outcomes": stats.CHART_OUTCOMES,
         # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
         "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
+        "retention": retention_status(),
     }
     return render(request, "enrichment/overview.html", context)
 
