@@ -26,6 +26,7 @@ CSV_COLUMNS = [
     "outcome",
     "urlCount",
     "durationMs",
+    "redactedAt",
 ]
 
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from common.errors import InvalidInput, NotFound
 from enrichment import selectors
 from enrichment.models import Run
+from enrichment.pipeline.retention.policy import REDACTED_CONTENT
 from enrichment.selectors.explain import matched_scope_rule
 from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
@@ -66,5 +67,6 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "older_id": older,
         "run_config": run_config_compare(run=run),
         "replies": run_replies(run=run),
+        "redacted_content": REDACTED_CONTENT,
     }
     return render(request, "enrichment/detail.html", context)

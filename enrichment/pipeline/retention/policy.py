@@ -173,11 +173,30 @@ def policy_from_environment(environ: Mapping[str, str]) -> RetentionPolicy:
     )
 
 
+# What redaction takes from a run (the run page and the API's ``redacted`` list say so).
+REDACTED_CONTENT = (
+    "message body",
+    "enriched body",
+    "link summaries",
+    "media and stage text",
+    "CLI stderr",
+)
+
 # Keys whose string values are chat or page content in a run's JSON records (media outputs,
 # records of stages without a table of their own); everything else (kinds, providers,
 # timings, reasons, outcomes) is a decision and stays.
 CONTENT_KEYS = frozenset(
-    {"text", "summary", "content", "body", "excerpt", "transcript", "description", "title"}
+    {
+        "text",
+        "summary",
+        "content",
+        "body",
+        "excerpt",
+        "transcript",
+        "description",
+        "title",
+        "stderrTail",
+    }
 )
 
 
