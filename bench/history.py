@@ -113,6 +113,7 @@ RUN_COLUMNS = (
     "config_version",
     "stage_records",
     "job",
+    "redacted_at",
 )
 URL_COLUMNS = (
     "id",
@@ -248,6 +249,7 @@ class LogGenerator:
                 1,
                 "{}",
                 "",
+                None,
             )
         )
 
