@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 
 from enrichment.config import admin as config_admin  # noqa: F401  (registers the config admin)
-from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
 
 
 class NoCountPaginator(Paginator):
@@ -66,6 +66,14 @@ class RunAdmin(ReadOnlyAdmin):
     date_hierarchy = None
     ordering = ("-created_at", "-id")
     inlines = [UrlDecisionInline]
+
+
+@admin.register(RetentionPass)
+class RetentionPassAdmin(ReadOnlyAdmin):
+    """The log of ``prune_runs`` passes (written by the pass only)."""
+
+    list_display = ("started_at", "finished_at", "removed", "redacted", "policy", "error")
+    ordering = ("-started_at", "-id")
 
 
 @admin.register(Attempt)

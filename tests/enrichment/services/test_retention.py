@@ -148,3 +148,19 @@ def test_the_command_refuses_a_zero_batch(settings) -> None:
     with pytest.raises(SystemExit):
         call_command("prune_runs", "--batch-size", "0", stderr=err)
     assert "--batch-size: must be at least 1" in err.getvalue()
+
+
+def test_the_export_reads_a_batch_in_a_constant_number_of_queries(tmp_path: Path) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries_for(count: int) -> int:
+        Run.objects.all().delete()
+        for day in range(count):
+            make_run(40 + day)
+        with CaptureQueriesContext(connection) as captured:
+            retention_pass(policy=RetentionPolicy(days=30), now=NOW, export_dir=tmp_path)
+        assert Run.objects.count() == 0
+        return len(captured.captured_queries)
+
+    assert queries_for(2) == queries_for(8)
