@@ -122,12 +122,20 @@ def _unredacted(before: datetime):  # type: ignore[no-untyped-def]
 
 def _batches(queryset, batch_size: int) -> Iterator[list[int]]:  # type: ignore[no-untyped-def]
     """Ids of the oldest matching runs, a batch at a time, until none match. The caller
-    removes or changes each batch so that it no longer matches."""
+    removes or changes each batch so that it no longer matches.
+
+    Each batch starts at the previous batch's last creation time: the index entries of the
+    runs already removed (or redacted) stay in the index until a VACUUM, and a walk from
+    the oldest end would step over all of them again for every batch (quadratic at
+    millions of runs)."""
+    since = None
     while True:
-        ids = list(queryset.order_by("created_at", "id").values_list("id", flat=True)[:batch_size])
-        if not ids:
+        page = queryset if since is None else queryset.filter(created_at__gte=since)
+        rows = list(page.order_by("created_at", "id").values_list("id", "created_at")[:batch_size])
+        if not rows:
             return
-        yield ids
+        since = rows[-1][1]
+        yield [run_id for run_id, _created_at in rows]
 
 
 def runs_remove(
