@@ -117,6 +117,7 @@ RUN_COLUMNS = (
     "config_version",
     "stage_records",
     "job",
+    "redacted_at",
 )
 URL_COLUMNS = (
     "id",
@@ -252,6 +253,7 @@ class LogGenerator:
                 1,
                 "{}",
                 "",
+                None,
             )
         )
 

@@ -24,6 +24,7 @@ from controlui.env import (
     read_redis_url,
     secret_key_problem,
 )
+from enrichment.pipeline.retention.policy import PolicyError, policy_from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONTROLUI_VAR_DIR", BASE_DIR / "var"))
@@ -161,6 +162,15 @@ if TRACE_URL_TEMPLATE and (
     )
 # A run still ``running`` after this long counts as overdue (``controlui_runs_overdue``).
 RUN_OVERDUE_SECONDS = read_int("RUN_OVERDUE_SECONDS", 300, minimum=1)
+# Retention and redaction of the decision log (README "Retention"; ``manage.py prune_runs``).
+try:
+    RETENTION = policy_from_environment(os.environ)
+except PolicyError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+# Runs about to be removed are first written here as gzip JSON lines (unset: not exported).
+RETENTION_EXPORT_DIR = os.environ.get("RETENTION_EXPORT_DIR", "").strip() or None
+# Runs removed or redacted per transaction: each batch holds its row locks only briefly.
+RETENTION_BATCH_SIZE = read_int("RETENTION_BATCH_SIZE", 500, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

@@ -12,7 +12,7 @@ from django.utils.functional import cached_property
 
 from enrichment import admin_problems  # noqa: F401  (registers problems and alerts)
 from enrichment.config import admin as config_admin  # noqa: F401  (registers the config admin)
-from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
 from enrichment.selectors.explain import run_scope_source
 
 
@@ -76,6 +76,14 @@ class RunAdmin(ReadOnlyAdmin):
     def scope_decision(self, run: Run) -> str:
         source = run_scope_source(run)
         return source.text if source is not None else "—"
+
+
+@admin.register(RetentionPass)
+class RetentionPassAdmin(ReadOnlyAdmin):
+    """The log of ``prune_runs`` passes (written by the pass only)."""
+
+    list_display = ("started_at", "finished_at", "removed", "redacted", "policy", "error")
+    ordering = ("-started_at", "-id")
 
 
 @admin.register(Attempt)

@@ -28,6 +28,7 @@ class DecisionSummary(BaseModel):
     outcome: str
     urlCount: int
     durationMs: int | None
+    redactedAt: datetime | None = None
 
 
 class DecisionPage(Schema):
@@ -41,6 +42,7 @@ class DecisionDetail(DecisionSummary, StageRecordsOut):
     originalBody: str
     enrichedBody: str
     error: str
+    redacted: list[str] = []  # what redaction removed (empty: nothing was)
     links: dict[str, Any]
     media: list[dict[str, Any]]
     configSnapshot: dict[str, Any]

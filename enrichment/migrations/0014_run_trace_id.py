@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("enrichment", "0011_history_covering_indexes"),
+        ("enrichment", "0013_retention_redaction"),
     ]
 
     operations = [

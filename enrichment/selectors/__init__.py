@@ -53,6 +53,7 @@ SUMMARY_FIELDS = (
     "outcome",
     "url_count",
     "duration_ms",
+    "redacted_at",
 )
 
 # The history's orders (``sort`` parameter): time (the default, newest first), duration and

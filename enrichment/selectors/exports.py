@@ -33,6 +33,7 @@ CSV_COLUMNS = [
     "urlCount",
     "durationMs",
     "statuses",  # derived: media, attempts-failed, fallback, dns-failure (";"-separated)
+    "redactedAt",
 ]
 
 

@@ -18,6 +18,7 @@ from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
 from enrichment.selectors.history_page import STATUS_WINDOW, history_page
 from enrichment.selectors.problems import problem_ids_for
+from enrichment.selectors.retention import retention_status
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.selectors.status import STATUSES
 from enrichment.services import saved_views
@@ -41,6 +42,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "outcomes": stats.CHART_OUTCOMES,
         # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
         "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
+        "retention": retention_status(),
     }
     context.update(_top_failing_rows(data))
     return render(request, "enrichment/overview.html", context)

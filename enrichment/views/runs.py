@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from common.errors import InvalidInput, NotFound
 from enrichment import selectors
 from enrichment.models import Run
+from enrichment.pipeline.retention.policy import REDACTED_CONTENT
 from enrichment.selectors.explain import run_scope_source
 from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
@@ -68,6 +69,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "run_config": run_config_compare(run=run),
         "replies": run_replies(run=run, reader=request.user),
         "trace_url": trace_url(run.trace_id),
+        "redacted_content": REDACTED_CONTENT,
     }
     return render(request, "enrichment/detail.html", context)
 
