@@ -118,6 +118,7 @@ RUN_COLUMNS = (
     "stage_records",
     "job",
     "redacted_at",
+    "trace_id",
 )
 URL_COLUMNS = (
     "id",
@@ -254,6 +255,7 @@ class LogGenerator:
                 "{}",
                 "",
                 None,
+                "",
             )
         )
 

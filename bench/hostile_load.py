@@ -375,6 +375,8 @@ def main() -> None:
     parser.add_argument("--postgres", help="postgres://… of a server to create a database on")
     args = parser.parse_args()
     smoke = args.smoke
+    if smoke:
+        print("smoke run (small sizes, short timeouts): the figures below are not measurements")
     with tempfile.TemporaryDirectory(prefix="hostile-load-") as directory:
         workdir = Path(directory)
         if smoke:  # one daphne for every case, its header timeout shortened

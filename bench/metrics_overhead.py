@@ -130,6 +130,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.rounds, args.requests = 1, 10
+        print("smoke run (one short round): the figures below are not measurements")
 
     with ExitStack() as stack, tempfile.TemporaryDirectory() as workdir:
         pages = stack.enter_context(page_server())

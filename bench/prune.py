@@ -36,11 +36,11 @@ SEED_SQL = """
 WITH runs AS (
   INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,
     agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,
-    media, owner, stage_records, job, duration_ms)
+    media, owner, stage_records, job, trace_id, duration_ms)
   SELECT now() - interval '60 days' - make_interval(secs => n), '', 'slack', 'direct',
     'agent:main:' || (n % 500), 'main', 'see https://example.com/' || n || ' about bread',
     'see https://example.com/' || n || ' about bread [Link] a page', 'success', '', 1,
-    '{}', '[]', '', '{}', '', n % 3000
+    '{}', '[]', '', '{}', '', '', n % 3000
   FROM generate_series(1, {runs}) AS n RETURNING id
 ), decisions AS (
   INSERT INTO enrichment_urldecision (run_id, position, url, blocked, reason, addresses,
@@ -55,9 +55,9 @@ SELECT id, 0, 'cli', 'summarize', '[]', 'ok', '', '', 120 FROM decisions
 INSERT_RUN = (
     "INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,"
     " agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,"
-    " media, owner, stage_records, job)"
+    " media, owner, stage_records, job, trace_id)"
     " VALUES (now(), 'writer', 'slack', 'direct', 'writer', '', 'hello', '', 'success', '',"
-    " 0, '{}', '[]', '', '{}', '')"
+    " 0, '{}', '[]', '', '{}', '', '')"
 )
 
 
@@ -134,9 +134,9 @@ def prepare_sqlite(runs: int) -> str:
         connection.executemany(
             "INSERT INTO enrichment_run (created_at, message_id, channel, chat_type,"
             " session_key, agent_id, original_body, enriched_body, outcome, error, url_count,"
-            " config_snapshot, media, owner, stage_records, job)"
+            " config_snapshot, media, owner, stage_records, job, trace_id)"
             " VALUES (datetime('now', '-60 days'), '', 'slack', 'direct', 's', '', 'b', '',"
-            " 'success', '', 0, '{}', '[]', '', '{}', '')",
+            " 'success', '', 0, '{}', '[]', '', '{}', '', '')",
             [()] * runs,
         )
     print(f"seeded {runs:,} runs in {time.perf_counter() - started:.2f} s")
