@@ -32,11 +32,23 @@ class WorkersStatus(Schema):
     detail: str | None = None
 
 
+class JobsStatus(Schema):
+    """Enrichment jobs that did not end in time: still ``running`` past the job deadline
+    (``overdue``), or closed by the sweeper within the last deadline (``lost``)."""
+
+    ok: bool
+    deadlineSeconds: int
+    overdue: int
+    lost: int
+    detail: str | None = None
+
+
 class HealthOut(Schema):
     status: str
     database: BackendStatus
     channelLayer: BackendStatus
     workers: WorkersStatus | None = None
+    jobs: JobsStatus | None = None
 
 
 class PublicHealthOut(Schema):
@@ -99,10 +111,13 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
     database = database_status()
     layer = channel_layer_status()
     workers = workers_status()
-    healthy = database.ok and layer.ok and (workers is None or workers.ok)
+    jobs = jobs_status() if database.ok else None
+    healthy = (
+        database.ok and layer.ok and (workers is None or workers.ok) and (jobs is None or jobs.ok)
+    )
     status = "ok" if healthy else "degraded"
     body: HealthOut | PublicHealthOut = (
-        HealthOut(status=status, database=database, channelLayer=layer, workers=workers)
+        HealthOut(status=status, database=database, channelLayer=layer, workers=workers, jobs=jobs)
         if _authenticated(request)
         else PublicHealthOut(status=status)
     )
@@ -122,6 +137,31 @@ def workers_status() -> WorkersStatus | None:
         queued=status.queued,
         running=status.running,
         detail=status.detail,
+    )
+
+
+def jobs_status() -> JobsStatus:
+    """Overdue and lost jobs (the deadline of ``ENRICHMENT_JOB_DEADLINE_SECONDS``)."""
+    from django.conf import settings
+
+    from enrichment.services.interrupted import lost_runs_count, overdue_runs_count
+
+    deadline = int(settings.ENRICHMENT_JOB_DEADLINE_SECONDS)
+    overdue = overdue_runs_count(deadline)
+    lost = lost_runs_count(deadline)
+    reasons = []
+    if overdue:
+        reasons.append(f"{overdue} run(s) still running past the {deadline} s job deadline")
+    if lost:
+        reasons.append(
+            f"{lost} run(s) closed as overdue in the last {deadline} s (worker or queue lost them)"
+        )
+    return JobsStatus(
+        ok=not reasons,
+        deadlineSeconds=deadline,
+        overdue=overdue,
+        lost=lost,
+        detail="; ".join(reasons) or None,
     )
 
 

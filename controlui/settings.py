@@ -123,6 +123,14 @@ PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 # Wall-clock budget of one attachment or upload extraction (PDF, text) before its worker is
 # killed and the file is skipped with "extraction-timeout".
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
+# Every enrichment job ends within this many seconds: a socket whose job has no final frame
+# by then gets an ``error`` frame naming why (the worker or Redis lost it), and the periodic
+# sweeper (enrichment/services/interrupted.py) closes runs still ``running`` past it as
+# ``interrupted``; /api/health is ``degraded`` while such runs exist.
+ENRICHMENT_JOB_DEADLINE_SECONDS = read_int("ENRICHMENT_JOB_DEADLINE_SECONDS", 300, minimum=5)
+# How often each server and worker process sweeps for runs past that deadline (0: never; the
+# test suite sweeps by hand).
+ENRICHMENT_SWEEP_SECONDS = read_int("ENRICHMENT_SWEEP_SECONDS", 30, minimum=0)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
 # Alerts (enrichment/services/alerts.py). Webhooks go through the SSRF guard: only public
