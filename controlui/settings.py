@@ -117,6 +117,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = read_redis_url("REDIS_URL")
 # Processes that extract pages for the built-in link-understand (started with the server).
 EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
+# Fairness: pages of one host take at most this many of those processes at once.
+EXTRACTION_SLOTS_PER_HOST = read_int(
+    "EXTRACTION_SLOTS_PER_HOST", max(1, EXTRACTION_WORKERS // 2), minimum=1
+)
 # A run's progress frames (``/ws/enrich/``) go out only once it has lasted this long: quick
 # work answers with its result alone (``HeldProgress`` in ``enrichment/pipeline/stages.py``).
 PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)

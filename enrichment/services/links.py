@@ -32,6 +32,7 @@ from django.core.cache.backends.redis import RedisCache, RedisSerializer
 
 from enrichment.pipeline.config.model import Config, WebFetchConfig
 from enrichment.pipeline.fetch.cli_environment import fetch_environment
+from enrichment.pipeline.fetch.fair_slots import FairSlots, slot_key
 from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.fetch.process_pool import ProcessPool
@@ -59,6 +60,21 @@ def extraction_pool() -> ProcessPool:
             _pool.start()
             atexit.register(_pool.close)
         return _pool
+
+
+_fair_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairSlots] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def fair_extract(function: Callable[..., T], *args: Any) -> T:
+    """Extract in the pool, at most ``EXTRACTION_SLOTS_PER_HOST`` pages of one host at once:
+    one sender's slow pages cannot hold every process while other users' links wait."""
+    slots = _fair_slots.setdefault(
+        asyncio.get_running_loop(), FairSlots(settings.EXTRACTION_SLOTS_PER_HOST)
+    )
+    async with slots.hold(slot_key(args)):
+        return await extraction_pool().run(function, *args)
 
 
 def start_extraction_pool() -> None:
@@ -174,7 +190,7 @@ def link_runner(
             settings=settings,
             max_stdout_bytes=max_stdout_bytes,
             cache=cache_for_run,
-            extract=extraction_pool().run,
+            extract=fair_extract,
             resolve=resolve,
         )
 
