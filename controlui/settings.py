@@ -117,6 +117,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = read_redis_url("REDIS_URL")
 # Processes that extract pages for the built-in link-understand (started with the server).
 EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
+# Time one page's extraction may take in its process (below the links' 30 s timeout) before
+# the process is killed and replaced and the link fails with "extraction-timeout".
+EXTRACTION_TIMEOUT_SECONDS = read_int("EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
 # Fairness: pages of one host take at most this many of those processes at once.
 EXTRACTION_SLOTS_PER_HOST = read_int(
     "EXTRACTION_SLOTS_PER_HOST", max(1, EXTRACTION_WORKERS // 2), minimum=1

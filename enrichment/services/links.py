@@ -67,14 +67,35 @@ _fair_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairSlots] = (
 )
 
 
+class ExtractionTimeout(Exception):
+    """One extraction ran past ``EXTRACTION_TIMEOUT_SECONDS``; its process was replaced."""
+
+    def __init__(self, seconds: float) -> None:
+        self.reason = (
+            f"extraction-timeout: extracting the page took over {seconds:g} s "
+            "(its process was stopped)"
+        )
+        super().__init__(self.reason)
+
+
 async def fair_extract(function: Callable[..., T], *args: Any) -> T:
     """Extract in the pool, at most ``EXTRACTION_SLOTS_PER_HOST`` pages of one host at once:
-    one sender's slow pages cannot hold every process while other users' links wait."""
+    one sender's slow pages cannot hold every process while other users' links wait.
+
+    Each extraction has ``EXTRACTION_TIMEOUT_SECONDS`` once it holds a process (below a
+    link's own timeout, so a hostile page ends with a reason naming it); past that its
+    process is killed and replaced (``ProcessPool.run`` on cancellation).
+    """
     slots = _fair_slots.setdefault(
         asyncio.get_running_loop(), FairSlots(settings.EXTRACTION_SLOTS_PER_HOST)
     )
+    seconds = float(settings.EXTRACTION_TIMEOUT_SECONDS)
     async with slots.hold(slot_key(args)):
-        return await extraction_pool().run(function, *args)
+        try:
+            async with asyncio.timeout(seconds):
+                return await extraction_pool().run(function, *args)
+        except TimeoutError:
+            raise ExtractionTimeout(seconds) from None
 
 
 def start_extraction_pool() -> None:
