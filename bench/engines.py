@@ -201,7 +201,9 @@ def main() -> int:
     counts = {"noop": args.messages, "extract": args.extract_messages}
     if args.smoke:
         counts = {"noop": 20, "extract": 5}
+        print("smoke run: a few messages per engine, the figures are not a measurement")
     print(f"redis {REDIS_URL}, one worker process with {THREADS} threads per engine")
+    print(f"messages per engine: {counts['noop']} no-op, {counts['extract']} extraction")
     for engine in ("dramatiq", "celery"):
         if importlib.util.find_spec(engine) is None:
             print(f"{engine:9} not installed: skipped")
