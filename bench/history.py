@@ -117,6 +117,7 @@ RUN_COLUMNS = (
     "config_version",
     "stage_records",
     "job",
+    "redacted_at",
 )
 URL_COLUMNS = (
     "id",
@@ -252,6 +253,7 @@ class LogGenerator:
                 1,
                 "{}",
                 "",
+                None,
             )
         )
 
@@ -504,6 +506,16 @@ def scenarios(rng: random.Random) -> list[Scenario]:
     deep_duration = [longest.encode(by_duration[total // 2 + k * step]) for k in range(10)]
     found = [
         Scenario("API first page", "api", ["/api/decisions"]),
+        Scenario(
+            "API multi-select + preset",
+            "api",
+            [
+                "/api/decisions?outcome=success,skipped",
+                "/api/decisions?channel=slack,telegram&chatType=group,direct",
+                "/api/decisions?range=24h&outcome=error,skipped",
+                "/api/decisions?range=7d",
+            ],
+        ),
         Scenario("API channel+outcome", "api", [f"/api/decisions?{q}" for q in combos]),
         Scenario(
             "API deep keyset (~N/2)",
@@ -607,6 +619,22 @@ def scenarios(rng: random.Random) -> list[Scenario]:
             "HTML status (derived)",
             "html",
             [f"{history}?status={status}" for status in ("media", "attempts-failed")],
+        ),
+        Scenario(
+            "HTML multi-select facets",
+            "html",
+            [
+                f"{history}?outcome=success&outcome=skipped",
+                f"{history}?outcome=error&outcome=skipped&chatType=group&chatType=direct",
+                f"{history}?channel=slack&channel=telegram&outcome=success",
+                f"{history}?status=fallback&status=dns-failure",
+            ],
+        ),
+        Scenario(
+            "HTML time presets",
+            "html",
+            [f"{history}?range={key}" for key in ("1h", "24h", "7d", "30d")]
+            + [f"{history}?range=24h&outcome=error&outcome=skipped"],
         ),
         Scenario("HTML detail", "html", details),
     ]

@@ -16,6 +16,7 @@ one outcome per item, in order: a value, or the exception that item's caller get
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import weakref
 from collections.abc import Callable, Sequence
@@ -94,7 +95,11 @@ class Gathered(Generic[T, R]):
         future: asyncio.Future[R] = loop.create_future()
         queue.items.append((item, future))
         if queue.writer is None:
-            queue.writer = loop.create_task(self._drain(queue))
+            # In a context of its own: the writer outlives the request that started it, and
+            # must not send its writes to that request's thread (a sync view's
+            # ``async_to_sync`` executor quits with the request) but to Django's shared
+            # sync thread.
+            queue.writer = loop.create_task(self._drain(queue), context=contextvars.Context())
         try:
             # A cancelled caller does not cancel a write: only its wait ends.
             return await asyncio.shield(future)

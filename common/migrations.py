@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.postgres.operations import AddIndexConcurrently, RemoveIndexConcurrently
 from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations import AddIndex, RemoveIndex
 from django.db.migrations.state import ProjectState
 
 
@@ -115,3 +117,120 @@ def content_types_moved(old_label: str, new_label: str, models: list[str]) -> mi
         lambda apps, _schema: relabel(apps, old_label, new_label),
         lambda apps, _schema: relabel(apps, new_label, old_label),
     )
+
+
+# --- Index builds that never block writes -------------------------------------------------
+#
+# A plain CREATE INDEX holds a SHARE lock on the table for the whole build: at 1M runs every
+# insert of a new run waits (seconds to minutes) while a deploy migrates. On PostgreSQL these
+# operations build and drop with CONCURRENTLY instead (only a SHARE UPDATE EXCLUSIVE lock,
+# which inserts, updates and deletes do not wait for); elsewhere (SQLite) they are the plain
+# operations. Their migration state is exactly ``AddIndex``/``RemoveIndex``'s, so a migration
+# rewritten with them leaves an already-migrated database's state unchanged. CONCURRENTLY
+# cannot run inside a transaction: a migration using them declares ``atomic = False``.
+
+
+def postgres(schema_editor: BaseDatabaseSchemaEditor) -> bool:
+    return schema_editor.connection.vendor == "postgresql"
+
+
+def drop_invalid_index(schema_editor: BaseDatabaseSchemaEditor, name: str) -> None:
+    """A CREATE INDEX CONCURRENTLY that failed (a deploy killed mid-build, a lock timeout)
+    leaves an INVALID index behind under its name; running the migration again would stop at
+    "already exists". Drop it first, so a retried deploy simply builds it again."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_index JOIN pg_class ON pg_class.oid = pg_index.indexrelid"
+            " WHERE pg_class.relname = %s AND NOT pg_index.indisvalid",
+            [name],
+        )
+        invalid = cursor.fetchone() is not None
+    if invalid:
+        schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {schema_editor.quote_name(name)}")
+
+
+class AddIndexWithoutLock(AddIndexConcurrently):
+    """``AddIndex``; on PostgreSQL ``CREATE INDEX CONCURRENTLY`` (writes go on meanwhile)."""
+
+    def database_forwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        if postgres(schema_editor):
+            drop_invalid_index(schema_editor, self.index.name)
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+        else:
+            AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        if postgres(schema_editor):
+            super().database_backwards(app_label, schema_editor, from_state, to_state)
+        else:
+            AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+
+class RemoveIndexWithoutLock(RemoveIndexConcurrently):
+    """``RemoveIndex``; on PostgreSQL ``DROP INDEX CONCURRENTLY``."""
+
+    def database_forwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        if postgres(schema_editor):
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+        else:
+            RemoveIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        if postgres(schema_editor):
+            drop_invalid_index(schema_editor, self.name)
+            super().database_backwards(app_label, schema_editor, from_state, to_state)
+        else:
+            RemoveIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+
+def postgres_statements(
+    forward: Sequence[str], backward: Sequence[str] = ()
+) -> migrations.RunPython:
+    """Raw statements run on PostgreSQL only (one by one, so that a migration declared
+    ``atomic = False`` can use CREATE/DROP INDEX CONCURRENTLY), nothing elsewhere.
+    An index built with CONCURRENTLY IF NOT EXISTS is first dropped when left invalid."""
+
+    def run(statements: Sequence[str], schema_editor: BaseDatabaseSchemaEditor) -> None:
+        if not postgres(schema_editor):
+            return
+        for statement in statements:
+            name = _concurrent_index_name(statement)
+            if name is not None:
+                drop_invalid_index(schema_editor, name)
+            schema_editor.execute(statement)
+
+    return migrations.RunPython(
+        lambda _apps, schema_editor: run(forward, schema_editor),
+        lambda _apps, schema_editor: run(backward, schema_editor),
+    )
+
+
+def _concurrent_index_name(statement: str) -> str | None:
+    prefix = "CREATE INDEX CONCURRENTLY IF NOT EXISTS "
+    if not statement.startswith(prefix):
+        return None
+    return statement[len(prefix) :].split(" ", 1)[0]

@@ -22,5 +22,11 @@ class LocalSwagger(DocsBase):
     template = "api/docs.html"
 
     def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
-        context = {"api": api, "openapi_url": self.get_openapi_url(api, kwargs)}
+        # Swagger UI renders its own <main id="operations">: the page's wrapper then must not
+        # be a second main landmark around it (base.html).
+        context = {
+            "api": api,
+            "openapi_url": self.get_openapi_url(api, kwargs),
+            "page_has_own_main": True,
+        }
         return render(request, self.template, context)

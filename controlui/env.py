@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -189,3 +190,25 @@ def read_redis_url(name: str, environ: Mapping[str, str] = os.environ) -> str | 
     if parts.scheme not in ("redis", "rediss", "unix") or not (parts.hostname or parts.path):
         raise ImproperlyConfigured(f"{name}: expected redis://host:port/db, got {raw!r}")
     return raw
+
+
+def read_networks(
+    name: str, environ: Mapping[str, str] = os.environ
+) -> tuple[IPv4Network | IPv6Network, ...]:
+    """A comma-separated list of networks in CIDR notation (a bare address is one host).
+
+    >>> read_networks("NETS", {"NETS": "10.0.0.0/8, ::1"})
+    (IPv4Network('10.0.0.0/8'), IPv6Network('::1/128'))
+    """
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return ()
+    networks = []
+    for item in read_list(name, [], environ):
+        try:
+            networks.append(ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not a network in CIDR notation (e.g. 10.0.0.0/8)"
+            ) from None
+    return tuple(networks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -43,12 +44,28 @@ class JobsStatus(Schema):
     detail: str | None = None
 
 
+class RetentionOut(Schema):
+    """The decision log's retention (README "Retention"). ``nextPruneAt``: when the next
+    kept run falls due for removal (in the past: a prune pass is due); null when nothing
+    ever is. ``overdue``: due for over a day, so ``prune_runs`` is not running."""
+
+    policy: str
+    oldestRunAt: datetime | None
+    nextPruneAt: datetime | None
+    overdue: bool
+    lastPruneAt: datetime | None
+    lastPruneRemoved: int | None
+    lastPruneRedacted: int | None
+    lastPruneError: str | None
+
+
 class HealthOut(Schema):
     status: str
     database: BackendStatus
     channelLayer: BackendStatus
     workers: WorkersStatus | None = None
     jobs: JobsStatus | None = None
+    retention: RetentionOut | None = None
 
 
 class PublicHealthOut(Schema):
@@ -117,7 +134,14 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
     )
     status = "ok" if healthy else "degraded"
     body: HealthOut | PublicHealthOut = (
-        HealthOut(status=status, database=database, channelLayer=layer, workers=workers, jobs=jobs)
+        HealthOut(
+            status=status,
+            database=database,
+            channelLayer=layer,
+            workers=workers,
+            jobs=jobs,
+            retention=retention_status() if database.ok else None,
+        )
         if _authenticated(request)
         else PublicHealthOut(status=status)
     )
@@ -162,6 +186,27 @@ def jobs_status() -> JobsStatus:
         overdue=overdue,
         lost=lost,
         detail="; ".join(reasons) or None,
+    )
+
+
+def retention_status() -> RetentionOut | None:
+    """Informational: it never changes ``status`` (an overdue prune is not an outage)."""
+    from enrichment.selectors.retention import retention_status as read_status
+
+    try:
+        status = read_status()
+    except Exception:  # a health check reports, never raises; the database part says why
+        return None
+    last = status.last_pass
+    return RetentionOut(
+        policy=status.policy,
+        oldestRunAt=status.oldest_run_at,
+        nextPruneAt=status.next_due_at,
+        overdue=status.overdue,
+        lastPruneAt=last.started_at if last else None,
+        lastPruneRemoved=last.removed if last else None,
+        lastPruneRedacted=last.redacted if last else None,
+        lastPruneError=(last.error or None) if last else None,
     )
 
 

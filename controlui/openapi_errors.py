@@ -33,8 +33,10 @@ ERROR_RESPONSES = {
     "401": "Not authenticated: log in or send Authorization: Bearer <token>.",
     "403": "Authenticated but not allowed (e.g. staff only).",
     "404": "No such object.",
+    "409": "Conflict: the object moved on since the base version the request named.",
     "413": "Request body or file larger than the limit named in the answer.",
     "422": "Invalid input: each field at fault is named (NUL, lone surrogate, length, range, nesting).",
+    "429": "Too many connections from this client address (MAX_CONNECTIONS_PER_CLIENT).",
 }
 
 _METHODS = {"get", "put", "post", "delete", "patch"}

@@ -20,9 +20,11 @@ from controlui.env import (
     read_bool,
     read_int,
     read_list,
+    read_networks,
     read_redis_url,
     secret_key_problem,
 )
+from enrichment.pipeline.retention.policy import PolicyError, policy_from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONTROLUI_VAR_DIR", BASE_DIR / "var"))
@@ -81,6 +83,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "server.login_required.LoginRequiredEverywhere",
     "server.input_guard.ApiInputGuard",
+    "server.not_found.SiteNotFoundPage",
     # Last, as django-axes asks: it turns a lockout raised by its backend into a 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -158,6 +161,31 @@ if ALERT_LINK_BASE_URL and not ALERT_LINK_BASE_URL.startswith(("http://", "https
     raise ImproperlyConfigured(
         f"ALERT_LINK_BASE_URL must start with http:// or https://, not {ALERT_LINK_BASE_URL!r}"
     )
+# Off: nothing is counted and ``/metrics`` is 404 (README "Monitoring").
+METRICS_ENABLED = read_bool("METRICS_ENABLED", default=True)
+# ``/metrics`` answers a bearer API token, or any client in these networks (CIDRs, comma
+# separated: a Prometheus on the same host or network scrapes without a token).
+METRICS_ALLOWED_NETWORKS = read_networks("METRICS_ALLOWED_NETWORKS")
+# The run page links its trace id here when set, e.g. http://jaeger:16686/trace/{trace_id}.
+TRACE_URL_TEMPLATE = os.environ.get("TRACE_URL_TEMPLATE", "").strip()
+if TRACE_URL_TEMPLATE and (
+    "{trace_id}" not in TRACE_URL_TEMPLATE
+    or not TRACE_URL_TEMPLATE.startswith(("http://", "https://"))
+):
+    raise ImproperlyConfigured(
+        f"TRACE_URL_TEMPLATE: expected an http(s) URL containing {{trace_id}}, got {TRACE_URL_TEMPLATE!r}"
+    )
+# A run still ``running`` after this long counts as overdue (``controlui_runs_overdue``).
+RUN_OVERDUE_SECONDS = read_int("RUN_OVERDUE_SECONDS", 300, minimum=1)
+# Retention and redaction of the decision log (README "Retention"; ``manage.py prune_runs``).
+try:
+    RETENTION = policy_from_environment(os.environ)
+except PolicyError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+# Runs about to be removed are first written here as gzip JSON lines (unset: not exported).
+RETENTION_EXPORT_DIR = os.environ.get("RETENTION_EXPORT_DIR", "").strip() or None
+# Runs removed or redacted per transaction: each batch holds its row locks only briefly.
+RETENTION_BATCH_SIZE = read_int("RETENTION_BATCH_SIZE", 500, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -280,11 +308,26 @@ if not DEBUG:
 # Root for local media attachments referenced by path (no traversal outside it).
 MEDIA_ROOT = Path(os.environ.get("CONTROLUI_MEDIA_ROOT", VAR_DIR / "media"))
 
+# ``json``: one JSON object per line with the run id, session key, job id and trace id of what
+# the line concerns (``common/logs.py``); ``plain``: text for a terminal.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "").strip().lower() or "plain"
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT: expected plain or json, got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "common.logs.LogContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "common.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},

@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from controlui import views
 from controlui.api import api
+from controlui.metrics import metrics_view
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,5 +18,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("controlui.pages")),
 ]

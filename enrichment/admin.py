@@ -15,7 +15,8 @@ from django.utils.functional import cached_property
 from enrichment import admin_problems  # noqa: F401  (registers problems and alerts)
 from enrichment.config import admin as config_admin  # noqa: F401  (registers the config admin)
 from enrichment.jobs.rerun import MAX_RERUN, RERUNNABLE, runs_rerun
-from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
+from enrichment.selectors.explain import run_scope_source
 
 
 class NoCountPaginator(Paginator):
@@ -100,6 +101,23 @@ class RunAdmin(ReadOnlyAdmin):
                     f"Run {rerun.run_id} could not run again: {rerun.error}",
                     messages.ERROR,
                 )
+
+    # The stored 0-based index would read as a different rule than every page shows.
+    exclude = ("matched_rule",)
+    readonly_fields = ("scope_decision",)
+
+    @admin.display(description="Scope decision")
+    def scope_decision(self, run: Run) -> str:
+        source = run_scope_source(run)
+        return source.text if source is not None else "—"
+
+
+@admin.register(RetentionPass)
+class RetentionPassAdmin(ReadOnlyAdmin):
+    """The log of ``prune_runs`` passes (written by the pass only)."""
+
+    list_display = ("started_at", "finished_at", "removed", "redacted", "policy", "error")
+    ordering = ("-started_at", "-id")
 
 
 @admin.register(Attempt)

@@ -15,6 +15,7 @@ from channels.exceptions import ChannelFull
 from django.conf import settings
 from pydantic import ValidationError
 
+from common import metrics
 from common.consumers import AuthenticatedJsonConsumer
 from common.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
 from enrichment.api.enrich import EnrichIn
@@ -29,6 +30,7 @@ MAX_FRAME_BYTES = 1024 * 1024
 # Frames whose message.attachments carry base64 ``data`` may be this large (SPEC §10).
 MAX_ATTACHMENT_FRAME_BYTES = 25 * 1024 * 1024
 MAX_IN_FLIGHT = 32
+ENRICH_ROUTE = "/ws/enrich/"  # the label of its requests in ``/metrics``
 DECISIONS_GROUP = DECISIONS_GROUP
 # How often the process looks for stored final frames of its sockets' queued jobs.
 POLL_SECONDS = 1.0
@@ -88,6 +90,8 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
     async def on_authenticated(self) -> None:
         # request id -> job id (None for jobs handed over in process).
         self.in_flight: dict[str, str | None] = {}
+        # request id -> when its frame arrived (``/metrics``: time to the final frame).
+        self.arrived: dict[str, float] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -177,6 +181,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             await self.send_error(request_id, validation_message(exc))
             return
         request = services.request_from_schema(message)
+        self.arrived[request_id] = time.monotonic()
         if jobqueue.stream_mode():
             await self.submit(request_id, request)
             return
@@ -241,10 +246,18 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             job = self.in_flight.pop(frame["id"], None)
             if job is not None:
                 queued_jobs().discard(job)
+            self.answered(frame["id"], frame["type"])
         await self.send_json(frame)
 
     async def send_error(self, request_id: str | None, error: str) -> None:
+        if request_id is not None:
+            self.answered(request_id, "error")
         await self.send_json({"type": "error", "id": request_id, "error": error})
+
+    def answered(self, request_id: str, outcome: str) -> None:
+        arrived = getattr(self, "arrived", {}).pop(request_id, None)
+        if arrived is not None:
+            metrics.websocket_request_observe(ENRICH_ROUTE, outcome, time.monotonic() - arrived)
 
     async def disconnect(self, code: int) -> None:
         for job in getattr(self, "in_flight", {}).values():

@@ -267,6 +267,14 @@ class Run(models.Model):
         db_index=True,
         help_text="Id of the worker job that ran it (empty when run in the web process).",
     )
+    trace_id = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="OpenTelemetry trace id of the run (empty when tracing is off).",
+    )
+    # When its chat content (bodies, link summaries, media text, CLI stderr) was removed by
+    # redaction (enrichment.services.retention); the decisions stay. None: never redacted.
+    redacted_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 
@@ -313,6 +321,13 @@ class Run(models.Model):
             models.Index(DURATION_LONGEST_FIRST, F("id"), name="run_duration_longest"),
             models.Index(DURATION_SHORTEST_FIRST, F("id"), name="run_duration_shortest"),
             models.Index(fields=["url_count", "id"], name="run_url_count"),
+            # Redaction walks the runs not yet redacted, oldest first, without stepping over
+            # the ones it already did (enrichment.services.retention).
+            models.Index(
+                fields=["created_at", "id"],
+                condition=models.Q(redacted_at__isnull=True),
+                name="run_unredacted",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -550,3 +565,23 @@ class AlertDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rule} {self.status} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class RetentionPass(models.Model):
+    """One pass of ``prune_runs`` (enrichment.services.retention): what it removed and
+    redacted, and under which policy. The dashboard and ``/api/health`` show the last one."""
+
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    dry_run = models.BooleanField(default=False)
+    policy = models.CharField(max_length=500, blank=True)
+    removed = models.PositiveIntegerField(default=0)
+    redacted = models.PositiveIntegerField(default=0)
+    exported_to = models.CharField(max_length=500, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["-started_at", "-id"], name="retention_pass_latest")]
+
+    def __str__(self) -> str:
+        return f"retention pass {self.started_at:%Y-%m-%d %H:%M}"

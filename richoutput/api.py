@@ -41,6 +41,14 @@ class IframeOut(Schema):
     sandbox: str
     height: int
     title: str
+    refused: str | None = Field(
+        default=None, description="Why the block is not framed (no src); null when it is."
+    )
+
+
+class EmbedNoticeOut(Schema):
+    source: str
+    reason: str
 
 
 class RenderedFields(Schema):
@@ -58,6 +66,10 @@ class RenderOut(RenderedFields):
     messageId: int | None
     iframes: list[IframeOut] = Field(
         description="How the dashboard frames each block (same order as blocks)."
+    )
+    embedNotices: list[EmbedNoticeOut] = Field(
+        default_factory=list,
+        description="[embed] shortcodes that gave no block (left in the text), with why.",
     )
 
 
@@ -133,9 +145,10 @@ def render(request: HttpRequest, payload: RenderIn) -> dict[str, Any]:
             media_urls=payload.mediaUrls,
             author=request.user,
         )
-        return _with_iframes(message.rendered_dict(), message.pk)
+        notices = render_assistant_text(payload.text, payload.currentMessageId).embed_notices()
+        return {**_with_iframes(message.rendered_dict(), message.pk), "embedNotices": notices}
     rendered = render_assistant_text(payload.text, payload.currentMessageId, payload.mediaUrls)
-    return _with_iframes(rendered.to_dict(), None)
+    return {**_with_iframes(rendered.to_dict(), None), "embedNotices": rendered.embed_notices()}
 
 
 @router.post("/render/neutralize", response=NeutralizeOut)

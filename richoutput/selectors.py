@@ -76,6 +76,12 @@ def canvas_iframe(block: dict[str, object]) -> IframeAttrs:
 def canvas_iframes(blocks: list[dict[str, object]]) -> list[dict[str, object]]:
     """The iframe attributes for each block, in block order (the ``iframes`` API field)."""
     return [
-        {"src": attrs.src, "sandbox": attrs.sandbox, "height": attrs.height, "title": attrs.title}
+        {
+            "src": attrs.src,
+            "sandbox": attrs.sandbox,
+            "height": attrs.height,
+            "title": attrs.title,
+            "refused": attrs.refused,
+        }
         for attrs in map(canvas_iframe, blocks)
     ]

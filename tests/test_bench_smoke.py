@@ -31,8 +31,8 @@ def test_the_bench_folder_holds_scripts() -> None:
     assert {"links.py", "render.py", "history.py", "extraction.py", "ws_load.py"} <= names
 
 
-# Rewritten by the task-engine and hardening work (issues 29 and 32), which bring their modes.
-PENDING = {"chaos.py", "hostile_load.py"}
+# Rewritten by the task-engine work (issue 29), which brings its mode.
+PENDING = {"chaos.py"}
 
 
 @pytest.mark.parametrize("script", bench_scripts(), ids=lambda path: path.name)

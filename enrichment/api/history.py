@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from common.keyset import MAX_PAGE_SIZE
 from enrichment import selectors
 from enrichment.api.enrich import StageRecordsOut
-from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters
+from enrichment.selectors import DEFAULT_PAGE_SIZE, HistoryFilters, query_params
 from enrichment.selectors.exports import export_response
 from enrichment.selectors.records import decision_record
 from enrichment.selectors.summary import run_summary
@@ -28,6 +28,7 @@ class DecisionSummary(BaseModel):
     outcome: str
     urlCount: int
     durationMs: int | None
+    redactedAt: datetime | None = None
 
 
 class DecisionPage(Schema):
@@ -41,6 +42,7 @@ class DecisionDetail(DecisionSummary, StageRecordsOut):
     originalBody: str
     enrichedBody: str
     error: str
+    redacted: list[str] = []  # what redaction removed (empty: nothing was)
     links: dict[str, Any]
     media: list[dict[str, Any]]
     configSnapshot: dict[str, Any]
@@ -67,7 +69,7 @@ def decisions(
     time (default ``-time``), ``duration`` or ``urls`` (URL count); a leading ``-`` is
     largest first; ``nextCursor`` pages within that order."""
     page = selectors.decision_list(
-        filters=HistoryFilters.from_params(request.GET.dict()), cursor=cursor, limit=limit
+        filters=HistoryFilters.from_params(query_params(request.GET)), cursor=cursor, limit=limit
     )
     return {
         "items": [run_summary(run) for run in page.items],
@@ -80,7 +82,7 @@ def decisions_export(
     request: HttpRequest, format: str = "json", sort: SortParam | None = None
 ) -> StreamingHttpResponse:
     """The filtered history as a streamed CSV or JSON download, in the ``sort`` order."""
-    filters = HistoryFilters.from_params(request.GET.dict())
+    filters = HistoryFilters.from_params(query_params(request.GET))
     return export_response(filters=filters, format=format)
 
 

@@ -47,6 +47,8 @@ class ChangeOut(Schema):
     old: Any = None
     new: Any = None
     movedFrom: str | None = None
+    label: str | None = None  # "global rule 2": rule numbers from 1 (paths stay 0-based)
+    movedFromLabel: str | None = None
 
 
 class DiffOut(Schema):

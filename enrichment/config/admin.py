@@ -10,6 +10,7 @@ from typing import Any
 from adminsortable2.admin import CustomInlineFormSet, SortableAdminBase, SortableTabularInline
 from django import forms
 from django.contrib import admin
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db.models import Max, QuerySet
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
@@ -146,7 +147,26 @@ def _present(
 class CoreScalarsMixin(forms.ModelForm):
     """Run the core validator over the plain settings of this form (links, fetch, SSRF), so
     a value the core refuses (``timeoutSeconds`` 0, a bad allowed hostname …) is an error on
-    its field instead of a stored config that fails every run."""
+    its field instead of a stored config that fails every run.
+
+    The core alone judges ranges, so every message reads the same way
+    (``tools.links.maxLinks: must be at least 1``): the columns' own bounds (a positive
+    integer's ``>= 0``) would otherwise answer first in Django's words."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for path, name in self.scalar_document({})[1].items():
+            field = self.fields.get(name)
+            if not isinstance(field, forms.IntegerField | forms.FloatField):
+                continue
+            field.validators = [
+                validator
+                for validator in field.validators
+                if not isinstance(validator, MinValueValidator | MaxValueValidator)
+            ]
+            field.widget.attrs.pop("min", None)
+            kind = "whole number" if isinstance(field, forms.IntegerField) else "number"
+            field.error_messages["invalid"] = f"{path}: must be a {kind}"
 
     def scalar_document(self, cleaned: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         links, paths = _present(cleaned, LINK_FIELDS, "tools.links")
@@ -251,6 +271,16 @@ class ScopeRuleInline(OrderedInline):
     form = ScopeRuleForm
     verbose_name = "scope rule"
     verbose_name_plural = "scope rules (first match wins)"
+    fields = ("position", "rule_number", "action", "channel", "chat_type", "key_prefix")
+    readonly_fields = ("rule_number",)
+
+    @admin.display(description="Rule")
+    def rule_number(self, rule: ScopeRule) -> str:
+        """The number the run page, explain, Preview impact and the diff use (from 1);
+        ``admin_sortable_keys.js`` renumbers the column when rows are moved."""
+        if not rule.pk:
+            return format_html('<span class="rule-number">{}</span>', "new")
+        return format_html('<span class="rule-number">{}</span>', rule.position + 1)
 
 
 class LinkModelInline(OrderedInline):

@@ -6,6 +6,7 @@ Nothing here starts a process, fetches or resolves: the evaluator only sees reco
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,9 +16,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from common.errors import InvalidInput
-from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.models import Attempt, ConfigVersion, Run, UrlDecision
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.config.scope_source import scope_source
 from enrichment.pipeline.dryrun.decisions import RecordedRun, RecordedUrl
 from enrichment.pipeline.dryrun.evaluate import DryRunReport, dry_run, link_scan_text
 from enrichment.pipeline.links.decisions import SSRF_COMMAND
@@ -102,6 +104,7 @@ def recorded_runs(runs: QuerySet[Run] | list[int]) -> list[RecordedRun]:
             "original_body",
             "enriched_body",
             "media",
+            "config_version",
         )
     }
     urls: dict[int, list[tuple[Any, ...]]] = {}
@@ -118,13 +121,43 @@ def recorded_runs(runs: QuerySet[Run] | list[int]) -> list[RecordedRun]:
         "url_decision_id", "command", "argv", "outcome"
     ):
         attempts.setdefault(url_id, []).append((command, argv, outcome))
-    return [_recorded(rows[pk], urls.get(pk, []), attempts) for pk in order if pk in rows]
+    configs = version_configs({row[-1] for row in rows.values()})
+    return [
+        _recorded(rows[pk][:-1], urls.get(pk, []), attempts, _source(rows[pk], configs))
+        for pk in order
+        if pk in rows
+    ]
+
+
+def version_configs(numbers: set[int | None]) -> dict[int, Config]:
+    """The parsed config of each version number (one query; few distinct per window)."""
+    configs: dict[int, Config] = {}
+    wanted = [number for number in numbers if number is not None]
+    for number, document in ConfigVersion.objects.filter(number__in=wanted).values_list(
+        "number", "document"
+    ):
+        try:
+            configs[number] = parse_config(json.loads(document))
+        except (ConfigError, ValueError):
+            continue
+    return configs
+
+
+def _source(row: tuple[Any, ...], configs: Mapping[int, Config]) -> str:
+    """What decided a recorded run's scope, under the config version it ran with."""
+    outcome, rule, agent, version = row[1], row[2], row[6], row[-1]
+    config = configs.get(version) if version is not None else None
+    if config is None or outcome not in ("success", "skipped", "scope-deny", "no-links"):
+        return ""
+    decision = "deny" if outcome == "scope-deny" else "allow"
+    return scope_source(config, agent or None, decision, rule).text
 
 
 def _recorded(
     row: tuple[Any, ...],
     url_rows: list[tuple[Any, ...]],
     attempts: dict[int, list[tuple[str, list[str], str]]],
+    scope_text: str = "",
 ) -> RecordedRun:
     pk, outcome, rule, channel, chat_type, key, agent, message, original, enriched, media = row
     recorded_urls = []
@@ -160,6 +193,7 @@ def _recorded(
         link_text=link_scan_text(original, enriched, bool(media_records), recorded_urls),
         urls=tuple(recorded_urls),
         media=tuple(media_records),
+        scope_source=scope_text,
     )
 
 

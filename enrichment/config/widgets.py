@@ -81,9 +81,12 @@ class HostnameListField(forms.Field):
         else:
             lines = str(value).splitlines()
         hostnames = [line.strip() for line in lines if line.strip()]
-        for hostname in hostnames:
-            if not HOSTNAME_CHARS.fullmatch(hostname):
-                raise forms.ValidationError(
-                    f"{hostname!r}: not a hostname (one per line, no quotes, spaces or commas)"
-                )
+        # Every bad line at once, so a pasted list is fixed in one go.
+        problems = [
+            f"{hostname!r}: not a hostname (one per line, no quotes, spaces or commas)"
+            for hostname in hostnames
+            if not HOSTNAME_CHARS.fullmatch(hostname)
+        ]
+        if problems:
+            raise forms.ValidationError(problems)
         return hostnames

@@ -8,33 +8,27 @@ fragments of three characters or more (shorter ones are refused by the filter).
 
 from django.db import migrations
 
+from common.migrations import postgres_statements
+
 POSTGRES_INDEXES = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    "CREATE INDEX IF NOT EXISTS run_channel_upper_history"
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS run_channel_upper_history"
     " ON enrichment_run (upper(channel::text), created_at DESC, id DESC)",
-    "CREATE INDEX IF NOT EXISTS run_session_key_trgm"
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS run_session_key_trgm"
     " ON enrichment_run USING gin (upper(session_key::text) gin_trgm_ops)",
     "ANALYZE enrichment_run",
 ]
 POSTGRES_DROP = [
-    "DROP INDEX IF EXISTS run_channel_upper_history",
-    "DROP INDEX IF EXISTS run_session_key_trgm",
+    "DROP INDEX CONCURRENTLY IF EXISTS run_channel_upper_history",
+    "DROP INDEX CONCURRENTLY IF EXISTS run_session_key_trgm",
 ]
 
-
-def postgres_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        for statement in POSTGRES_INDEXES:
-            schema_editor.execute(statement)
-
-
-def drop_postgres_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        for statement in POSTGRES_DROP:
-            schema_editor.execute(statement)
 
 
 class Migration(migrations.Migration):
     dependencies = [("enrichment", "0006_config_versions")]
 
-    operations = [migrations.RunPython(postgres_indexes, drop_postgres_indexes)]
+    # CONCURRENTLY: inserts go on while the indexes build (README "Upgrading").
+    atomic = False
+
+    operations = [postgres_statements(POSTGRES_INDEXES, POSTGRES_DROP)]

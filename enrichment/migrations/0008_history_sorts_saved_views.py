@@ -14,8 +14,14 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
+from common.migrations import AddIndexWithoutLock
+
 
 class Migration(migrations.Migration):
+    # Indexes of enrichment_run build CONCURRENTLY on PostgreSQL: inserts go on meanwhile
+    # (README "Upgrading"). Same migration state as the plain AddIndex/RemoveIndex.
+    atomic = False
+
 
     dependencies = [
         ('enrichment', '0007_history_lookup_indexes'),
@@ -36,15 +42,15 @@ class Migration(migrations.Migration):
                 'ordering': ['name', 'id'],
             },
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name='run',
             index=models.Index(django.db.models.functions.comparison.Coalesce('duration_ms', models.Value(-1), output_field=models.BigIntegerField()), models.F('id'), name='run_duration_longest'),
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name='run',
             index=models.Index(django.db.models.functions.comparison.Coalesce('duration_ms', models.Value(2147483647), output_field=models.BigIntegerField()), models.F('id'), name='run_duration_shortest'),
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name='run',
             index=models.Index(fields=['url_count', 'id'], name='run_url_count'),
         ),

@@ -3,18 +3,24 @@
 import django.db.models.functions.text
 from django.db import migrations, models
 
+from common.migrations import AddIndexWithoutLock, RemoveIndexWithoutLock
+
 
 class Migration(migrations.Migration):
+    # Indexes of enrichment_run build CONCURRENTLY on PostgreSQL: inserts go on meanwhile
+    # (README "Upgrading"). Same migration state as the plain AddIndex/RemoveIndex.
+    atomic = False
+
     dependencies = [
         ("enrichment", "0009_run_body_full_text"),
     ]
 
     operations = [
-        migrations.RemoveIndex(
+        RemoveIndexWithoutLock(
             model_name="run",
             name="run_channel_outcome",
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name="run",
             index=models.Index(
                 django.db.models.functions.text.Upper("channel"),

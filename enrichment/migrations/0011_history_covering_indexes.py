@@ -6,48 +6,54 @@ few runs with media records get an index of their own (``?status=media``)."""
 import django.db.models.functions.text
 from django.db import migrations, models
 
+from common.migrations import AddIndexWithoutLock, RemoveIndexWithoutLock
+
 # The case-insensitive channel index of 0007 (PostgreSQL only) gets the facet columns too.
 CHANNEL_HISTORY = (
-    "CREATE INDEX run_channel_upper_history ON enrichment_run"
+    "CREATE INDEX CONCURRENTLY run_channel_upper_history ON enrichment_run"
     " (upper(channel::text), created_at DESC, id DESC)"
 )
 
 
 def covering_channel_history(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("DROP INDEX IF EXISTS run_channel_upper_history")
+        schema_editor.execute("DROP INDEX CONCURRENTLY IF EXISTS run_channel_upper_history")
         schema_editor.execute(CHANNEL_HISTORY + " INCLUDE (outcome, channel, chat_type)")
 
 
 def plain_channel_history(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("DROP INDEX IF EXISTS run_channel_upper_history")
+        schema_editor.execute("DROP INDEX CONCURRENTLY IF EXISTS run_channel_upper_history")
         schema_editor.execute(CHANNEL_HISTORY)
 
 
 class Migration(migrations.Migration):
+    # Indexes of enrichment_run build CONCURRENTLY on PostgreSQL: inserts go on meanwhile
+    # (README "Upgrading"). Same migration state as the plain AddIndex/RemoveIndex.
+    atomic = False
+
     dependencies = [
         ("enrichment", "0010_history_channel_ignores_case"),
     ]
 
     operations = [
-        migrations.RemoveIndex(
+        RemoveIndexWithoutLock(
             model_name="run",
             name="run_history",
         ),
-        migrations.RemoveIndex(
+        RemoveIndexWithoutLock(
             model_name="run",
             name="run_outcome_history",
         ),
-        migrations.RemoveIndex(
+        RemoveIndexWithoutLock(
             model_name="run",
             name="run_chat_type_history",
         ),
-        migrations.RemoveIndex(
+        RemoveIndexWithoutLock(
             model_name="run",
             name="run_channel_ci_outcome",
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name="run",
             index=models.Index(
                 fields=["-created_at", "-id"],
@@ -55,7 +61,7 @@ class Migration(migrations.Migration):
                 name="run_history",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name="run",
             index=models.Index(
                 fields=["outcome", "-created_at", "-id"],
@@ -63,7 +69,7 @@ class Migration(migrations.Migration):
                 name="run_outcome_history",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name="run",
             index=models.Index(
                 django.db.models.functions.text.Upper("channel"),
@@ -74,7 +80,7 @@ class Migration(migrations.Migration):
                 name="run_channel_ci_outcome",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name="run",
             index=models.Index(
                 fields=["chat_type", "-created_at", "-id"],
@@ -82,7 +88,7 @@ class Migration(migrations.Migration):
                 name="run_chat_type_history",
             ),
         ),
-        migrations.AddIndex(
+        AddIndexWithoutLock(
             model_name="run",
             index=models.Index(
                 condition=models.Q(("media", []), _negated=True),

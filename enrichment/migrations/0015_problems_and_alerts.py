@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('enrichment', '0011_history_covering_indexes'),
+        ('enrichment', '0014_run_trace_id'),
     ]
 
     operations = [

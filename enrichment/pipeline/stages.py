@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -31,6 +31,30 @@ from enrichment.pipeline.templates import MessageContext
 
 # A progress event for the client: ``{"url"?, "text", ...}``; the runner adds ``stage``.
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
+# Sets one attribute on the span being timed (``name``, value).
+SpanAttribute = Callable[[str, "str | int | float | bool"], None]
+
+
+class SpanOpener(Protocol):
+    """Times a piece of a run as a tracing span: ``with span("links.url", {"url": u}) as
+    set_attribute:``. The shell passes OpenTelemetry's (``common/tracing.py``); the core only
+    marks where a stage, a URL or an attempt starts and ends, and what it decided."""
+
+    def __call__(
+        self, name: str, attributes: Mapping[str, str | int | float | bool]
+    ) -> contextlib.AbstractContextManager[SpanAttribute]: ...
+
+
+def _ignore_attribute(name: str, value: str | int | float | bool) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def no_span(
+    name: str, attributes: Mapping[str, str | int | float | bool]
+) -> Iterator[SpanAttribute]:
+    """The default ``SpanOpener``: times nothing."""
+    yield _ignore_attribute
 
 
 @dataclass(frozen=True)
@@ -62,8 +86,10 @@ async def run_stages(
     stages: Sequence[Stage],
     context: MessageContext,
     on_progress: Emit | None = None,
+    span: SpanOpener = no_span,
 ) -> StagesResult:
-    """Run ``stages`` in order; each sees the body the previous one produced.
+    """Run ``stages`` in order; each sees the body the previous one produced (each inside a
+    ``stage <name>`` span of ``span``).
 
     The text scanned for links stays the message as typed (``raw_body`` when the caller set
     it), so a later stage reads what earlier stages appended only through ``body``.
@@ -77,7 +103,9 @@ async def run_stages(
         async def emit(event: dict[str, Any], _name: str = stage.name) -> None:
             await sink({"stage": _name, **event})
 
-        result = await stage.run(context, emit)
+        with span(f"stage {stage.name}", {"stage": stage.name}) as set_attribute:
+            result = await stage.run(context, emit)
+            set_attribute("body.changed", result.body != context.body)
         records[stage.name] = result.record
         context = dataclasses.replace(context, body=result.body)
     return StagesResult(context.body, records)

@@ -6,10 +6,13 @@ facets), ``run_config`` (a run's config against today's)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import connections
-from django.db.models import Exists, OuterRef, Prefetch
+from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db.models.functions import Upper
+from django.http import QueryDict
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from common.errors import InvalidInput, NotFound
@@ -50,6 +53,7 @@ SUMMARY_FIELDS = (
     "outcome",
     "url_count",
     "duration_ms",
+    "redacted_at",
 )
 
 # The history's orders (``sort`` parameter): time (the default, newest first), duration and
@@ -68,6 +72,38 @@ SORTS: dict[str, Ordering] = {
 }
 
 
+# Filters that take several values (``?outcome=success&outcome=skipped``, or one parameter
+# ``outcome=success,skipped``): any of them matches. Kept as one comma-joined string so a
+# filter set stays a small hashable value and its query string stays short.
+MULTI_VALUED = ("outcome", "status", "channel", "chatType")
+MAX_VALUES = 30
+# Time presets (``range``): the start moves with the clock, so a link to "the last 24 h"
+# still means that tomorrow; "custom" is ``since``/``until``.
+RANGES = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+
+
+def query_params(query: QueryDict) -> dict[str, str]:
+    """A request's ``QueryDict`` as the flat dict the filters read: the multi-valued filters
+    joined with commas (blank values dropped), any other parameter's last value."""
+    params: dict[str, str] = {}
+    for name, values in query.lists():
+        if name in MULTI_VALUED:
+            params[name] = ",".join(v.strip() for v in values if v.strip())
+        elif values:
+            params[name] = values[-1]
+    return params
+
+
+def split_values(raw: str) -> tuple[str, ...]:
+    """``"success, skipped,success"`` -> ``("success", "skipped")`` (order kept, no repeats)."""
+    return tuple(dict.fromkeys(value.strip() for value in raw.split(",") if value.strip()))
+
+
 @dataclass(frozen=True)
 class HistoryFilters:
     outcome: str = ""
@@ -82,6 +118,23 @@ class HistoryFilters:
     session_match: str = "prefix"  # or "contains", or "exact" (the sessions view)
     command: str = ""  # runs where this CLI entry failed an attempt
     sort: str = DEFAULT_SORT  # one of SORTS: the order of the list, not which runs match
+    range: str = ""  # one of RANGES: ``since`` is that long before now, ``until`` unset
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        return split_values(self.outcome)
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        return split_values(self.status)
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return split_values(self.channel)
+
+    @property
+    def chat_types(self) -> tuple[str, ...]:
+        return split_values(self.chat_type)
 
     @property
     def ordering(self) -> Ordering:
@@ -90,19 +143,26 @@ class HistoryFilters:
     @classmethod
     def from_params(cls, params: dict[str, str]) -> HistoryFilters:
         """Read filters from query parameters (API or dashboard), refusing bad values by name."""
-        outcome = params.get("outcome", "").strip()
-        if outcome and outcome not in Run.Outcome.values:
-            raise InvalidInput(
-                f"outcome: unknown outcome {outcome!r} (one of {', '.join(Run.Outcome.values)})"
-            )
-        status = params.get("status", "").strip()
-        if status and status not in STATUSES:
-            raise InvalidInput(f"status: unknown status {status!r} (one of {', '.join(STATUSES)})")
+        outcomes = split_values(params.get("outcome", ""))
+        for value in outcomes:
+            if value not in Run.Outcome.values:
+                raise InvalidInput(
+                    f"outcome: unknown outcome {value!r} (one of {', '.join(Run.Outcome.values)})"
+                )
+        statuses = split_values(params.get("status", ""))
+        for value in statuses:
+            if value not in STATUSES:
+                raise InvalidInput(
+                    f"status: unknown status {value!r} (one of {', '.join(STATUSES)})"
+                )
+        outcome, status = ",".join(outcomes), ",".join(statuses)
         values: dict[str, object] = {
             "outcome": outcome,
             "status": status,
-            "channel": params.get("channel", "").strip(),
-            "chat_type": (params.get("chatType") or params.get("chat_type") or "").strip(),
+            "channel": ",".join(split_values(params.get("channel", ""))),
+            "chat_type": ",".join(
+                split_values(params.get("chatType") or params.get("chat_type") or "")
+            ),
             "session_key": (params.get("sessionKey") or params.get("session_key") or "").strip(),
             "url": params.get("url", "").strip(),
             "q": params.get("q", "").strip(),
@@ -114,6 +174,16 @@ class HistoryFilters:
         for name in ("since", "until"):
             raw = params.get(name, "").strip()
             values[name] = parse_instant(name, raw) if raw else None
+        time_range = params.get("range", "").strip()
+        if time_range and time_range not in RANGES:
+            raise InvalidInput(f"range: unknown range {time_range!r} (one of {', '.join(RANGES)})")
+        if time_range:
+            values["since"] = timezone.now() - RANGES[time_range]
+            values["until"] = None
+        values["range"] = time_range
+        for name in ("outcome", "status", "channel", "chat_type"):
+            if len(split_values(str(values[name]))) > MAX_VALUES:
+                raise InvalidInput(f"{name}: at most {MAX_VALUES} values")
         if values["since"] and values["until"] and values["until"] <= values["since"]:  # type: ignore[operator]
             raise InvalidInput("until: must be later than since (this range holds no runs)")
         session_match = (params.get("sessionMatch") or "prefix").strip()
@@ -146,6 +216,8 @@ class HistoryFilters:
                 continue  # the default, or meaningless without a session key
             if field.name == "sort" and value == DEFAULT_SORT:
                 continue
+            if field.name in ("since", "until") and self.range:
+                continue  # the preset says it, and keeps saying it as time passes
             if value:
                 params[names.get(field.name, field.name)] = (
                     value.isoformat() if isinstance(value, datetime) else value
@@ -153,14 +225,28 @@ class HistoryFilters:
         return params
 
     def apply(self, runs: RunQuerySet) -> RunQuerySet:
-        if self.outcome:
-            runs = runs.filter(outcome=self.outcome)
-        if self.status:
-            runs = runs.filter(status_condition(self.status))
-        if self.channel:
-            runs = runs.filter(channel__iexact=self.channel)
-        if self.chat_type:
-            runs = runs.filter(chat_type=self.chat_type)
+        # One value is an equality (the indexes' leading column); several are any-of.
+        outcomes, statuses = self.outcomes, self.statuses
+        channels, chat_types = self.channels, self.chat_types
+        if len(outcomes) == 1:
+            runs = runs.filter(outcome=outcomes[0])
+        elif outcomes:
+            runs = runs.filter(outcome__in=outcomes)
+        if statuses:
+            any_status = Q()
+            for status in statuses:
+                any_status |= status_condition(status)
+            runs = runs.filter(any_status)
+        if len(channels) == 1:
+            runs = runs.filter(channel__iexact=channels[0])
+        elif channels:
+            runs = runs.alias(channel_upper=Upper("channel")).filter(
+                channel_upper__in=[channel.upper() for channel in channels]
+            )
+        if len(chat_types) == 1:
+            runs = runs.filter(chat_type=chat_types[0])
+        elif chat_types:
+            runs = runs.filter(chat_type__in=chat_types)
         if self.session_key and self.session_match == "exact":
             # The sessions view: every run of one conversation (the session-key index).
             runs = runs.filter(session_key=self.session_key)
@@ -279,4 +365,5 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     if after is not None:
         runs = runs.filter(ordering.after(getattr(after, SORT_KEY), after.pk))
     with planned(filters.q, filters.url, runs.db):
-        return list(runs[:EXPORT_CHUNK])
+        chunk = list(runs[:EXPORT_CHUNK])
+    return derived_status_rows(chunk)

@@ -17,6 +17,7 @@ from enrichment.pipeline.config.model import (
 )
 from enrichment.pipeline.config.parser import parse_config
 from enrichment.pipeline.config.scope import ScopeConfig, scope_to_dict
+from enrichment.pipeline.config.scope_source import ScopeSource, explain_scope, scope_source
 from enrichment.pipeline.links.detection import bare_tokens, trim_trailing_punctuation
 from enrichment.pipeline.links.stage import LinkPlan, explain_links
 from enrichment.pipeline.net.ssrf import SsrfPolicy, check_url
@@ -67,6 +68,10 @@ class ScopeRuleRow:
     match: dict[str, object]
     matched: bool
 
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
 
 @dataclass(frozen=True)
 class Explanation:
@@ -75,6 +80,7 @@ class Explanation:
     outcome_text: str
     scope_default: str | None  # None: no scope configured (every message allowed)
     scope_rules: list[ScopeRuleRow]
+    scope_source: ScopeSource
     links_config: dict[str, Any]  # the effective tools.links block after agent overrides
     agent_known: bool
     # URLs in the message that detection drops because their host is blocked as written
@@ -112,6 +118,13 @@ def explain_message(query: ExplainQuery) -> Explanation:
         outcome_text=outcome_text(plan),
         scope_default=str(scope["default"]) if scope else None,
         scope_rules=rules,
+        scope_source=explain_scope(
+            config,
+            query.agent_id or None,
+            query.channel or None,
+            query.chat_type or None,
+            query.session_key or None,
+        ),
         links_config=links_block(config, query.agent_id),
         agent_known=not query.agent_id or any(a.id == query.agent_id for a in config.agents),
         ignored_urls=ignored_urls(
@@ -163,22 +176,22 @@ def links_block(config: Config, agent_id: str | None) -> dict[str, Any]:
     return block
 
 
-def matched_scope_rule(run: Run) -> dict[str, Any] | None:
-    """The scope rule a stored run matched, read from the config snapshot it ran with.
+def run_scope_source(run: Run) -> ScopeSource | None:
+    """What decided a stored run's scope, read from the config snapshot it ran with.
 
     ``run.matched_rule`` indexes the *effective* rules (after the agent's override), so the
-    snapshot is parsed and the agent's links block applied before looking it up. Returns
-    ``{"index", "action", "match"}``, or None when no rule matched or the snapshot no longer
-    parses (the index is still shown by the page).
+    snapshot is parsed and the source named by the core (``scope_source``). None when the
+    run made no scope decision (disabled, unfinished) or the snapshot no longer parses.
     """
-    if run.matched_rule is None:
+    if run.outcome not in SCOPED_OUTCOMES:
         return None
     try:
         config = parse_config(run.config_snapshot or {})
     except ConfigError:
         return None
-    document = scope_document(effective_links_config(config, run.agent_id or None).scope)
-    if document is None or not 0 <= run.matched_rule < len(document["rules"]):
-        return None
-    rule = document["rules"][run.matched_rule]
-    return {"index": run.matched_rule, "action": rule["action"], "match": rule["match"]}
+    decision = "deny" if run.outcome == "scope-deny" else "allow"
+    return scope_source(config, run.agent_id or None, decision, run.matched_rule)
+
+
+# The outcomes a scope decision was made and stored for.
+SCOPED_OUTCOMES = frozenset({"success", "skipped", "scope-deny", "no-links"})

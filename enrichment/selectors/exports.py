@@ -14,7 +14,13 @@ from django.utils import timezone
 from common.errors import InvalidInput
 from enrichment.models import Run
 from enrichment.selectors import HistoryFilters, decision_export_chunk
+from enrichment.selectors.status import run_statuses
 from enrichment.selectors.summary import run_summary
+
+
+def export_row(run: Run) -> dict[str, object]:
+    return {**run_summary(run), "statuses": run_statuses(run)}
+
 
 CSV_COLUMNS = [
     "runId",
@@ -26,6 +32,8 @@ CSV_COLUMNS = [
     "outcome",
     "urlCount",
     "durationMs",
+    "statuses",  # derived: media, attempts-failed, fallback, dns-failure (";"-separated)
+    "redactedAt",
 ]
 
 
@@ -58,7 +66,11 @@ async def _csv_stream(filters: HistoryFilters, first: list[Run]) -> AsyncIterato
     writer.writeheader()
     async for chunk in _chunks(filters, first):
         writer.writerows(
-            {key: csv_cell(value) for key, value in run_summary(run).items()} for run in chunk
+            {
+                key: csv_cell(";".join(value) if isinstance(value, list) else value)
+                for key, value in export_row(run).items()
+            }
+            for run in chunk
         )
         yield buffer.getvalue()
         buffer.seek(0)
@@ -71,7 +83,7 @@ async def _json_stream(filters: HistoryFilters, first: list[Run]) -> AsyncIterat
     separator = "\n"
     async for chunk in _chunks(filters, first):
         for run in chunk:
-            yield separator + json.dumps(run_summary(run))
+            yield separator + json.dumps(export_row(run))
             separator = ",\n"
     yield "\n]\n"
 

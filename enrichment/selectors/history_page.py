@@ -20,11 +20,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
+from django.db.models import BooleanField, ExpressionWrapper
 
 from common.bounded import within
+from common.distribution import DurationSummary, summarize_durations
 from common.keyset import KeysetPage
-from enrichment.models import Run, RunQuerySet
+from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
+from enrichment.pipeline.links.decisions import SSRF_COMMAND
+from enrichment.pipeline.net.ssrf import UNRESOLVED
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
+from enrichment.selectors.status import STATUSES, status_condition
 from enrichment.selectors.text_search import planned
 
 COUNT_CAP = 1000
@@ -58,6 +63,7 @@ class HistoryPage:
     newest_run_id: int  # of the matching runs (what "N new runs" counts from); 0: none
     facet_window: int  # facets count at most this many of the newest matching runs
     counts_skipped: bool = False  # the count or the facets ran past their time budget
+    durations: DurationSummary | None = None  # p50/p95 and histogram of the same window
 
 
 def result_count(filters: HistoryFilters) -> ResultCount:
@@ -109,7 +115,58 @@ def facet_counts(filters: HistoryFilters) -> dict[str, list[Facet]]:
         groups = _window_groups(base.apply(Run.objects.all()))
         for name in names:
             counts[name] = _tally(groups, FACETS[name][1])
+    counts["status"] = status_counts(replace(filters, sort=DEFAULT_SORT, status=""))
     return counts
+
+
+# Derived statuses are counted over fewer runs than the other facets: each needs a look at the
+# run's attempts, and past a few hundred runs PostgreSQL answers EXISTS with a hash over the
+# whole attempts table (bench/history.py: 5,000 runs took 0.8 s, 500 take 6 ms).
+STATUS_WINDOW = 500
+
+
+def status_counts(filters: HistoryFilters) -> list[Facet]:
+    """Runs per derived status among the newest ``STATUS_WINDOW`` matching runs: their ids
+    (an index range), then one pass over just their URL decisions."""
+    runs = filters.apply(Run.objects.all()).history_order()
+    media = ExpressionWrapper(status_condition("media"), output_field=BooleanField())
+    rows = list(runs.annotate(has_media=media).values_list("pk", "has_media")[:STATUS_WINDOW])
+    counts = dict.fromkeys(STATUSES, 0)
+    if not rows:
+        return [Facet(status, 0) for status in STATUSES]
+    ids = [pk for pk, _ in rows]
+    counts["media"] = sum(1 for _, has_media in rows if has_media)
+    urls, attempts = UrlDecision._meta.db_table, Attempt._meta.db_table
+    marks = ", ".join(["%s"] * len(ids))
+    attempt = (
+        f"EXISTS (SELECT 1 FROM {attempts} a WHERE a.url_decision_id = u.id"
+        f" AND a.outcome = %s AND a.command <> %s)"
+    )
+    sql = (
+        "SELECT SUM(CASE WHEN failed = 1 AND ok = 0 THEN 1 ELSE 0 END),"
+        " SUM(CASE WHEN failed = 1 AND ok = 1 THEN 1 ELSE 0 END), SUM(dns)"
+        " FROM (SELECT u.run_id,"
+        f" MAX(CASE WHEN {attempt} THEN 1 ELSE 0 END) AS failed,"
+        f" MAX(CASE WHEN {attempt} THEN 1 ELSE 0 END) AS ok,"
+        " MAX(CASE WHEN u.blocked AND u.reason = %s THEN 1 ELSE 0 END) AS dns"
+        f" FROM {urls} u WHERE u.run_id IN ({marks}) GROUP BY u.run_id) r"
+    )
+    params: list[str | int] = ["failed", SSRF_COMMAND, "success", SSRF_COMMAND, UNRESOLVED, *ids]
+    with connections[runs.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        failed, fallback, dns = cursor.fetchone()
+    counts.update(
+        {"attempts-failed": failed or 0, "fallback": fallback or 0, "dns-failure": dns or 0}
+    )
+    return [Facet(status, counts[status]) for status in STATUSES]
+
+
+def duration_summary(filters: HistoryFilters) -> DurationSummary:
+    """p50/p95 and a histogram of the durations of the newest ``FACET_WINDOW`` matching runs
+    (one index range, the durations only)."""
+    window = filters.apply(Run.objects.all()).history_order()
+    durations = window.filter(duration_ms__isnull=False).values_list("duration_ms", flat=True)
+    return summarize_durations([value for value in durations[:FACET_WINDOW] if value is not None])
 
 
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
@@ -123,6 +180,8 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
         count = within(budget, lambda: result_count(filters))
         left = budget - round((time.monotonic() - started) * 1000)
         facets = within(left, lambda: facet_counts(filters)) if count is not None else None
+        left = budget - round((time.monotonic() - started) * 1000)
+        durations = within(left, lambda: duration_summary(filters)) if facets is not None else None
         return HistoryPage(
             page=page,
             count=count or _count_from_page(page, first=cursor is None),
@@ -130,6 +189,7 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
             newest_run_id=newest_run_id(filters, page),
             facet_window=FACET_WINDOW,
             counts_skipped=count is None or facets is None,
+            durations=durations,
         )
 
 
@@ -149,25 +209,29 @@ def newest_run_id(filters: HistoryFilters, page: KeysetPage[Run]) -> int:
 def _choices(facets: dict[str, list[Facet]], filters: HistoryFilters) -> dict[str, list[Facet]]:
     return {
         "outcome": facet_choices(
-            facets["outcome"], values=tuple(Run.Outcome.values), selected=filters.outcome
+            facets["outcome"], values=tuple(Run.Outcome.values), selected=filters.outcomes
         ),
-        "channel": facet_choices(facets["channel"], values=None, selected=filters.channel),
+        "status": facet_choices(
+            facets.get("status", []), values=tuple(STATUSES), selected=filters.statuses
+        ),
+        "channel": facet_choices(facets["channel"], values=None, selected=filters.channels),
         "chatType": facet_choices(
-            facets["chatType"], values=("direct", "group", "channel"), selected=filters.chat_type
+            facets["chatType"], values=("direct", "group", "channel"), selected=filters.chat_types
         ),
     }
 
 
 def facet_choices(
-    facets: list[Facet], *, values: tuple[str, ...] | None, selected: str
+    facets: list[Facet], *, values: tuple[str, ...] | None, selected: tuple[str, ...] | str
 ) -> list[Facet]:
     """The choices of a filter with their counts: every known value (``values``, zero when
-    absent from the data) or the values found, plus the selected one even when it has none."""
+    absent from the data) or the values found, plus each selected one even when it has none."""
     counts = {facet.value: facet.count for facet in facets}
     if values is not None:
         choices = [Facet(value, counts.get(value, 0)) for value in values]
     else:
         choices = list(facets)
-    if selected and all(choice.value.lower() != selected.lower() for choice in choices):
-        choices.append(Facet(selected, 0))
+    for value in (selected,) if isinstance(selected, str) else selected:
+        if value and all(choice.value.lower() != value.lower() for choice in choices):
+            choices.append(Facet(value, 0))
     return choices

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from enrichment.models import Run
+from enrichment.pipeline.retention.policy import REDACTED_CONTENT
 from enrichment.selectors.summary import run_summary
 from enrichment.stage_specs import stage_records_load
 
@@ -17,6 +18,7 @@ def decision_record(run: Run) -> dict[str, Any]:
         "originalBody": run.original_body,
         "enrichedBody": run.enriched_body,
         "error": run.error,
+        "redacted": list(REDACTED_CONTENT) if run.redacted_at else [],
         **stage_records_load(run),
         "configSnapshot": run.config_snapshot,
     }

@@ -17,6 +17,7 @@ class ChangeRow:
     kind: str
     before: str
     after: str
+    label: str | None = None  # "global rule 2" for a scope rule (numbers from 1)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,15 @@ def run_config_compare(*, run: Run) -> RunConfig:
     """The run's snapshot against today's stored config (one query set, read only)."""
     snapshot = run.config_snapshot or {}
     changes = [
-        ChangeRow(change.path, change.kind, _show(change.old), _show(change.new))
+        ChangeRow(
+            change.path,
+            change.kind
+            if change.kind != "moved"
+            else f"moved from {change.moved_from_label or change.moved_from}",
+            _show(change.old),
+            _show(change.new),
+            change.label,
+        )
         for change in diff_documents(snapshot, config_document())
     ]
     return RunConfig(

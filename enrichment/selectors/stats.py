@@ -10,11 +10,12 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
 from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.pipeline.net.ssrf import UNRESOLVED
 from enrichment.pipeline.net.urls import display_host
 from enrichment.selectors.status import derived_status_rows
 
@@ -194,18 +195,26 @@ def top_failing_commands(*, since: datetime, limit: int = 5) -> list[Ranked]:
 
 
 def top_blocked_hosts(*, since: datetime, limit: int = 5, scan: int = 500) -> list[Ranked]:
-    """Hosts whose URLs the SSRF check blocked most often since ``since``.
+    """Hosts whose URLs the SSRF policy refused most often since ``since``.
 
     The host is not a column, so the database groups by URL (the most frequent ``scan``
-    URLs) and Python folds URLs of the same host together.
+    URLs) and Python folds URLs of the same host together. A host that did not resolve was
+    not refused by the policy: it is counted by ``top_dns_failures`` instead.
     """
-    rows = (
-        UrlDecision.objects.filter(blocked=True, run__created_at__gte=since)
-        .order_by()
-        .values("url")
-        .annotate(count=Count("id"))
-        .order_by("-count")[:scan]
+    blocked = UrlDecision.objects.filter(blocked=True, run__created_at__gte=since)
+    return _top_hosts(blocked.exclude(reason=UNRESOLVED), limit, scan)
+
+
+def top_dns_failures(*, since: datetime, limit: int = 5, scan: int = 500) -> list[Ranked]:
+    """Hosts that did not resolve most often since ``since`` (a category of its own)."""
+    unresolved = UrlDecision.objects.filter(
+        blocked=True, reason=UNRESOLVED, run__created_at__gte=since
     )
+    return _top_hosts(unresolved, limit, scan)
+
+
+def _top_hosts(decisions: QuerySet[UrlDecision], limit: int, scan: int) -> list[Ranked]:
+    rows = decisions.order_by().values("url").annotate(count=Count("id")).order_by("-count")[:scan]
     hosts: Counter[str] = Counter()
     for row in rows:
         hosts[display_host(row["url"])] += row["count"]
@@ -229,6 +238,7 @@ class Overview:
     failing_commands: list[Ranked]
     blocked_hosts: list[Ranked]
     recent: list[Run]
+    dns_failures: list[Ranked]
     since: datetime | None = None  # the period's start: drill-down links keep it
 
 
@@ -246,5 +256,6 @@ def overview(*, period_key: str | None, now: datetime | None = None) -> Overview
         failing_commands=top_failing_commands(since=since),
         blocked_hosts=top_blocked_hosts(since=since),
         recent=recent_runs(),
+        dns_failures=top_dns_failures(since=since),
         since=since,
     )

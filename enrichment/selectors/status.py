@@ -7,7 +7,10 @@ filters (``?status=media``, ``?status=attempts-failed``):
 
 - ``media``: attachments went through media understanding (the run has media records);
 - ``attempts-failed``: at least one CLI attempt failed and no URL got a result, i.e. the
-  configured tools were tried and none worked — a failure, not a skip.
+  configured tools were tried and none worked — a failure, not a skip;
+- ``fallback``: an attempt failed but a later entry of the chain succeeded (the run reads
+  ``success``, yet its first choice is broken);
+- ``dns-failure``: a URL's host did not resolve (not a policy refusal: never "blocked").
 """
 
 from __future__ import annotations
@@ -16,9 +19,15 @@ from typing import Any
 
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
-from enrichment.models import Attempt, Run, RunQuerySet
+from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
+from enrichment.pipeline.net.ssrf import UNRESOLVED
 
-STATUSES = {"media": "media", "attempts-failed": "attempts failed"}
+STATUSES = {
+    "media": "media",
+    "attempts-failed": "attempts failed",
+    "fallback": "fallback succeeded",
+    "dns-failure": "DNS failure",
+}
 
 
 def _attempts(outcome: str) -> Exists:
@@ -34,6 +43,11 @@ def status_condition(status: str) -> Q:
         return ~Q(media=[])
     if status == "attempts-failed":
         return Q(_attempts("failed")) & ~Q(_attempts("success"))
+    if status == "fallback":
+        return Q(_attempts("failed")) & Q(_attempts("success"))
+    if status == "dns-failure":
+        unresolved = UrlDecision.objects.filter(run=OuterRef("pk"), blocked=True, reason=UNRESOLVED)
+        return Q(Exists(unresolved))
     raise ValueError(status)
 
 
@@ -49,6 +63,8 @@ def with_derived_status(runs: RunQuerySet) -> RunQuerySet:
         attempts_failed=ExpressionWrapper(
             status_condition("attempts-failed"), output_field=BooleanField()
         ),
+        fallback_used=ExpressionWrapper(status_condition("fallback"), output_field=BooleanField()),
+        dns_failed=ExpressionWrapper(status_condition("dns-failure"), output_field=BooleanField()),
     )
 
 
@@ -59,11 +75,18 @@ def derived_status_rows(runs: list[Run]) -> list[Run]:
         return runs
     annotated: Any = with_derived_status(Run.objects.filter(pk__in=[run.pk for run in runs]))
     flags = {
-        pk: (media, failed)
-        for pk, media, failed in annotated.values_list("pk", "has_media", "attempts_failed")
+        row[0]: row[1:]
+        for row in annotated.values_list(
+            "pk", "has_media", "attempts_failed", "fallback_used", "dns_failed"
+        )
     }
     for run in runs:
-        run.has_media, run.attempts_failed = flags.get(run.pk, (False, False))  # type: ignore[attr-defined]
+        (
+            run.has_media,  # type: ignore[attr-defined]
+            run.attempts_failed,  # type: ignore[attr-defined]
+            run.fallback_used,  # type: ignore[attr-defined]
+            run.dns_failed,  # type: ignore[attr-defined]
+        ) = flags.get(run.pk, (False, False, False, False))
     return runs
 
 
@@ -76,8 +99,23 @@ def derived_status_set(run: Run) -> Run:
         for attempt in row.attempts.all()
         if attempt.command != "ssrf"
     ]
+    failed = any(a.outcome == "failed" for a in attempts)
+    succeeded = any(a.outcome == "success" for a in attempts)
     run.has_media = bool(run.media)  # type: ignore[attr-defined]
-    run.attempts_failed = any(a.outcome == "failed" for a in attempts) and not any(  # type: ignore[attr-defined]
-        a.outcome == "success" for a in attempts
+    run.attempts_failed = failed and not succeeded  # type: ignore[attr-defined]
+    run.fallback_used = failed and succeeded  # type: ignore[attr-defined]
+    run.dns_failed = any(  # type: ignore[attr-defined]
+        row.blocked and row.reason == UNRESOLVED for row in run.url_decisions.all()
     )
     return run
+
+
+def run_statuses(run: Run) -> list[str]:
+    """The derived statuses of a run whose flags are set (``derived_status_rows``)."""
+    flags = {
+        "media": "has_media",
+        "attempts-failed": "attempts_failed",
+        "fallback": "fallback_used",
+        "dns-failure": "dns_failed",
+    }
+    return [status for status, flag in flags.items() if getattr(run, flag, False)]

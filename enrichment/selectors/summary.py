@@ -19,4 +19,6 @@ def run_summary(run: Run) -> dict[str, Any]:
         "outcome": run.outcome,
         "urlCount": run.url_count,
         "durationMs": run.duration_ms,
+        # When its content was redacted (README "Retention"); None: never.
+        "redactedAt": run.redacted_at.isoformat() if run.redacted_at else None,
     }

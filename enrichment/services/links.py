@@ -30,12 +30,13 @@ from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache, RedisSerializer
 
+from common import metrics
 from enrichment.pipeline.config.model import Config, WebFetchConfig
 from enrichment.pipeline.fetch.cli_environment import fetch_environment
 from enrichment.pipeline.fetch.fair_slots import FairSlots, slot_key
 from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
-from enrichment.pipeline.fetch.process_pool import ProcessPool
+from enrichment.pipeline.fetch.process_pool import ProcessPool, measuring_cpu
 from enrichment.pipeline.net.http import tls_context
 from enrichment.pipeline.net.ssrf import Resolver
 from enrichment.pipeline.runner import (
@@ -93,7 +94,7 @@ async def fair_extract(function: Callable[..., T], *args: Any) -> T:
     async with slots.hold(slot_key(args)):
         try:
             async with asyncio.timeout(seconds):
-                return await extraction_pool().run(function, *args)
+                return await extract_measured(function, *args)
         except TimeoutError:
             raise ExtractionTimeout(seconds) from None
 
@@ -216,6 +217,13 @@ def link_runner(
         )
 
     return run
+
+
+async def extract_measured(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` in the extraction pool, its CPU time counted for ``/metrics``."""
+    value, cpu_seconds = await extraction_pool().run(measuring_cpu, function, *args)
+    metrics.extraction_observe(cpu_seconds)
+    return value
 
 
 def cli_environment(config: Config) -> dict[str, str]:

@@ -36,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 from django.conf import settings
 
 from common.base64_stream import Base64TooLarge, decode_base64_into
+from common.tracing import open_span
 from enrichment.pipeline.config.media import (
     MediaConfig,
     parse_media_config,
@@ -402,6 +403,7 @@ async def media_run(
             template_variables=template_variables,
             file_limits=FILE_LIMITS,
             file_extractor=extract_file_isolated_async,
+            span=open_span,
         )
     finally:
         await asyncio.to_thread(shutil.rmtree, temp_dir, True)

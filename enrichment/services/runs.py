@@ -16,10 +16,13 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
+from opentelemetry import trace
 
+from common import metrics, tracing
 from common.batching import Gathered, together_or_alone
 from common.connections import close_stale_connections
 from common.errors import DomainError, ServiceUnavailable
+from common.logs import log_context
 from common.storable import storable_text
 from enrichment import resolver
 from enrichment.config.cache import config_in_force
@@ -103,6 +106,8 @@ class Start:
     # The stream job running it (``stream_worker``), written in the same INSERT, so "did this
     # job start a run?" has an answer after any crash.
     job: str = ""
+    # The OpenTelemetry trace the run is recorded in ("" with tracing off), shown on its page.
+    trace_id: str = ""
 
 
 def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
@@ -125,6 +130,7 @@ def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
             config_version=loaded.version,
             owner=_owner(),
             job=start.job,
+            trace_id=start.trace_id,
         )
         for start in starts
     ]
@@ -263,8 +269,37 @@ async def enrichment_run(
     Returns the API result ``{runId, body, links, media}``: the stages of ``STAGES`` run in
     order (media, then links, which reads the body media rewrote, so a URL spoken in a voice
     note gets enriched too), each record under its stage's name.
+
+    With tracing on, the run is one ``enrichment.run`` span (a child of the HTTP request's
+    when there is one) holding a span per stage, URL and attempt; its trace id is stored on
+    the run.
     """
-    config, run = await _start_gathered(Start(request, job))
+    attributes = {
+        "channel": request.channel or "",
+        "chat_type": request.chat_type or "",
+        "agent_id": request.agent_id or "",
+        "job": job,
+    }
+    with tracing.tracer().start_as_current_span("enrichment.run", attributes=attributes) as span:
+        result = await _enrichment_run(
+            request=request, on_progress=on_progress, job=job, trace_id=tracing.trace_id_of(span)
+        )
+        span.set_attribute("run.id", result["runId"])
+        return result
+
+
+async def _enrichment_run(
+    *, request: EnrichRequest, on_progress: ProgressCallback | None, job: str, trace_id: str
+) -> dict[str, Any]:
+    config, run = await _start_gathered(Start(request, job, trace_id))
+    # Every line logged while the run works says which run, session and job it is about.
+    with log_context(run_id=run.pk, session_key=run.session_key, job_id=job):
+        return await _stages_run(request=request, on_progress=on_progress, config=config, run=run)
+
+
+async def _stages_run(
+    *, request: EnrichRequest, on_progress: ProgressCallback | None, config: Config, run: Run
+) -> dict[str, Any]:
     started = time.monotonic()
     runner = partial(links.run_cli, config)
 
@@ -285,7 +320,9 @@ async def enrichment_run(
     progress = None if on_progress is None else HeldProgress(on_progress, after=_progress_after())
     try:
         try:
-            result = await run_stages(stages_build(env), request.context(), progress)
+            result = await run_stages(
+                stages_build(env), request.context(), progress, span=tracing.open_span
+            )
         finally:
             if progress is not None:
                 await progress.close()  # nothing held is sent once the run is over
@@ -298,17 +335,33 @@ async def enrichment_run(
             duration_ms=_elapsed_ms(started),
             outcome=Run.Outcome.INTERRUPTED,
         )
+        _observe(run, {})
         # Dashboards show it too (a run that vanished from the live views would look lost).
         await asyncio.shield(decision_broadcast(run))
         raise
     except Exception as exc:
         logger.exception("enrichment run %s failed", run.pk)
         await sync_to_async(run_fail)(run=run, error=repr(exc), duration_ms=_elapsed_ms(started))
+        _observe(run, {})
         await decision_broadcast(run)
         raise DomainError(f"enrichment failed: {exc}") from exc
-    await _finish_gathered(Finish(run, result, _elapsed_ms(started)))
+    records = stage_json(result.records)
+    try:
+        await _finish_gathered(Finish(run, result, _elapsed_ms(started)))
+    except Exception:
+        _observe(run, records)  # closed as an error by run_finish_or_fail, when it could
+        raise
+    _observe(run, records)
+    trace.get_current_span().set_attribute("run.outcome", run.outcome)
     await decision_broadcast(run)
-    return {"runId": run.pk, "body": result.body, **stage_json(result.records)}
+    return {"runId": run.pk, "body": result.body, **records}
+
+
+def _observe(run: Run, records: Mapping[str, Any]) -> None:
+    """``/metrics``: the run by outcome and channel, and its attempts' times."""
+    metrics.run_observe(
+        outcome=run.outcome, channel=run.channel, duration_ms=run.duration_ms, records=records
+    )
 
 
 def _progress_after() -> float:

@@ -17,7 +17,7 @@ from django.http import QueryDict
 from common.errors import InvalidInput, NotFound, PermissionDenied
 from common.json_guard import text_problem
 from enrichment.models import SavedView
-from enrichment.selectors import HistoryFilters
+from enrichment.selectors import HistoryFilters, query_params
 
 MAX_NAME = 80
 MAX_QUERY = 2000
@@ -35,6 +35,7 @@ VIEW_PARAMS = (
     "until",
     "command",
     "sort",
+    "range",
 )
 
 
@@ -48,7 +49,8 @@ def saved_view_query(raw: str) -> str:
     if problem is not None:
         raise InvalidInput(f"query: {problem}", ["query"])
     params = QueryDict(raw.removeprefix("?"))
-    kept = {name: params[name] for name in VIEW_PARAMS if name in params}
+    flat = query_params(params)
+    kept = {name: flat[name] for name in VIEW_PARAMS if name in flat}
     query = urlencode(HistoryFilters.from_params(kept).as_params())
     if len(query) > MAX_QUERY:
         raise InvalidInput(f"query: longer than {MAX_QUERY:,} characters", ["query"])

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from common.storable import storable_json, storable_text
+from common.tracing import open_span
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import effective_links_config
 from enrichment.pipeline.links import decisions
+from enrichment.pipeline.links.causes import attempt_cause, url_verdict
 from enrichment.pipeline.links.stage import LinkResult, LinksStage
 from enrichment.pipeline.net.urls import display_host
 from enrichment.stage_specs.spec import RecordWrites, StageEnv, StageSpec
@@ -22,6 +24,7 @@ def build(env: StageEnv) -> LinksStage:
         policy=env.config.web_fetch.ssrf_policy,
         runner=env.link_runner,
         resolve=env.resolve,
+        span=open_span,
     )
 
 
@@ -102,12 +105,22 @@ def load(run: Run) -> dict[str, Any]:
 
 
 def view(run: Run) -> dict[str, Any]:
-    return {
-        "urls": [
-            {"row": row, "host": display_host(row.url), "attempts": list(row.attempts.all())}
-            for row in run.url_decisions.all()
-        ]
-    }
+    urls = []
+    for row in run.url_decisions.all():
+        attempts = list(row.attempts.all())
+        for attempt in attempts:
+            attempt.cause = attempt_cause(  # type: ignore[attr-defined]
+                attempt.outcome, attempt.reason, attempt.exit_code, attempt.stderr_tail
+            )
+        urls.append(
+            {
+                "row": row,
+                "host": display_host(row.url),
+                "verdict": url_verdict(row.blocked, row.reason),
+                "attempts": attempts,
+            }
+        )
+    return {"urls": urls}
 
 
 SPEC = StageSpec(

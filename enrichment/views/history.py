@@ -16,8 +16,9 @@ from common.errors import InvalidInput, NotFound, PermissionDenied
 from enrichment import selectors
 from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
-from enrichment.selectors.history_page import history_page
+from enrichment.selectors.history_page import STATUS_WINDOW, history_page
 from enrichment.selectors.problems import problem_ids_for
+from enrichment.selectors.retention import retention_status
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.selectors.status import STATUSES
 from enrichment.services import saved_views
@@ -41,6 +42,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "outcomes": stats.CHART_OUTCOMES,
         # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
         "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
+        "retention": retention_status(),
     }
     context.update(_top_failing_rows(data))
     return render(request, "enrichment/overview.html", context)
@@ -149,8 +151,9 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
     context: dict[str, Any] = {
         "form": params,
         "outcomes": Run.Outcome.values,
-        "outcome_choices": [{"value": value} for value in Run.Outcome.values],
-        "chat_type_choices": [{"value": value} for value in CHAT_TYPES],
+        "outcome_choices": [{"value": value, "count": None} for value in Run.Outcome.values],
+        "chat_type_choices": [{"value": value, "count": None} for value in CHAT_TYPES],
+        "status_choices": [{"value": value, "count": None} for value in STATUSES],
         "statuses": STATUSES,
         "chat_types": CHAT_TYPES,
         "sort_choices": [(key, SORT_LABELS[key]) for key in SORTS],
@@ -187,13 +190,92 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         navigation=_history_navigation(filter_params, cursor, trail, found.page.next_cursor),
         since_value=_datetime_local(filters.since),
         until_value=_datetime_local(filters.until),
+        chips=filter_chips(filter_params),
+        presets=time_presets(filter_params),
+        custom_range=bool((filters.since or filters.until) and not filters.range),
+        hidden_filters=[(name, filter_params[name]) for name in HIDDEN if name in filter_params],
+        durations=found.durations,
+        status_window=f"{STATUS_WINDOW:,}",
     )
     return context, 200
 
 
+# Filters with no field of their own on the form: kept through a change of the others.
+HIDDEN = ("command", "range", "limit")
+CHIP_LABELS = {
+    "outcome": "Outcome",
+    "status": "Status",
+    "channel": "Channel",
+    "chatType": "Chat type",
+    "url": "URL contains",
+    "q": "Text",
+    "since": "Since",
+    "until": "Until",
+    "command": "Failed CLI entry",
+}
+SESSION_MATCH_LABELS = {"prefix": "starts with", "contains": "contains", "exact": "is"}
+PRESET_LABELS = {"1h": "1 h", "24h": "24 h", "7d": "7 d", "30d": "30 d"}
+
+
+@dataclass(frozen=True)
+class Chip:
+    label: str
+    query: str  # the history without this one value, every other filter kept
+
+
+def filter_chips(params: dict[str, str]) -> list[Chip]:
+    """One removable chip per active filter value, hidden ones (``command``) included."""
+    chips = []
+    for name, value in params.items():
+        if name in selectors.MULTI_VALUED:
+            for one in selectors.split_values(value):
+                rest = [v for v in selectors.split_values(value) if v != one]
+                label = STATUSES.get(one, one) if name == "status" else one
+                chips.append(
+                    Chip(f"{CHIP_LABELS[name]}: {label}", _without(params, name, ",".join(rest)))
+                )
+        elif name == "sessionKey":
+            match = SESSION_MATCH_LABELS[params.get("sessionMatch", "prefix")]
+            query = _without(params, "sessionMatch", "")
+            chips.append(Chip(f"Session key {match}: {value}", _without(query, name, "")))
+        elif name == "range":
+            chips.append(Chip(f"Last {PRESET_LABELS[value]}", _without(params, name, "")))
+        elif name in ("since", "until"):
+            shown = f"{value[:16].replace('T', ' ')} UTC"
+            chips.append(Chip(f"{CHIP_LABELS[name]}: {shown}", _without(params, name, "")))
+        elif name in CHIP_LABELS:
+            chips.append(Chip(f"{CHIP_LABELS[name]}: {value}", _without(params, name, "")))
+    return chips
+
+
+def _without(params: dict[str, str] | str, name: str, value: str) -> str:
+    kept = dict(params) if isinstance(params, dict) else dict(QueryDict(params).items())
+    if value:
+        kept[name] = value  # in its place: the query reads as before, minus one value
+    else:
+        kept.pop(name, None)
+    return urlencode(kept)
+
+
+@dataclass(frozen=True)
+class Preset:
+    label: str
+    query: str
+    active: bool
+
+
+def time_presets(params: dict[str, str]) -> list[Preset]:
+    """The time presets, each keeping every other filter (and dropping a custom range)."""
+    base = {k: v for k, v in params.items() if k not in ("since", "until", "range")}
+    return [
+        Preset(label, urlencode({**base, "range": key}), params.get("range") == key)
+        for key, label in PRESET_LABELS.items()
+    ]
+
+
 @require_GET
 def decision_history(request: HttpRequest) -> HttpResponse:
-    context, status = _history_context(request, request.GET.dict())
+    context, status = _history_context(request, selectors.query_params(request.GET))
     return render(request, "enrichment/history.html", context, status=status)
 
 
@@ -216,7 +298,7 @@ def saved_view_create(request: HttpRequest) -> HttpResponse:
     except InvalidInput as exc:
         # The page the form was on, with the form's problem beside its field.
         try:
-            params = QueryDict(saved_views.saved_view_query(query)).dict()
+            params = selectors.query_params(QueryDict(saved_views.saved_view_query(query)))
         except InvalidInput:
             params = {}
         context, _ = _history_context(request, params)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -12,7 +13,8 @@ from django.views.decorators.http import require_GET
 from common.errors import InvalidInput, NotFound
 from enrichment import selectors
 from enrichment.models import Run
-from enrichment.selectors.explain import matched_scope_rule
+from enrichment.pipeline.retention.policy import REDACTED_CONTENT
+from enrichment.selectors.explain import run_scope_source
 from enrichment.selectors.replies import run_replies
 from enrichment.selectors.run_config import run_config_compare
 from enrichment.selectors.status import derived_status_set
@@ -46,7 +48,7 @@ def body_parts(run: Run) -> BodyParts:
 @require_GET
 def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
-        filters = selectors.HistoryFilters.from_params(request.GET.dict())
+        filters = selectors.HistoryFilters.from_params(selectors.query_params(request.GET))
         run = derived_status_set(selectors.decision_get(run_id=run_id))
     except NotFound:
         raise Http404(f"No run with id {run_id}.") from None
@@ -56,7 +58,7 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "body": body_parts(run),
-        "matched_rule": matched_scope_rule(run),
+        "scope_source": run_scope_source(run),
         "stage_sections": stage_sections(run),
         "filter_query": urlencode(filters.as_params()),
         # Prev/next follow the history's order: "newer/older" only when that is time.
@@ -66,5 +68,13 @@ def decision_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "older_id": older,
         "run_config": run_config_compare(run=run),
         "replies": run_replies(run=run, reader=request.user),
+        "trace_url": trace_url(run.trace_id),
+        "redacted_content": REDACTED_CONTENT,
     }
     return render(request, "enrichment/detail.html", context)
+
+
+def trace_url(trace_id: str) -> str | None:
+    """Where the run's trace opens (``TRACE_URL_TEMPLATE``), when tracing recorded one."""
+    template = settings.TRACE_URL_TEMPLATE
+    return template.replace("{trace_id}", trace_id) if trace_id and template else None

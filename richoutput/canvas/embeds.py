@@ -208,3 +208,23 @@ def extract_embeds(text: str) -> ExtractedEmbeds:
         cursor = match.end
     pieces.append(text[cursor:])
     return ExtractedEmbeds("".join(pieces), tuple(blocks), tuple(skipped))
+
+
+_CONTENT_TYPE = re.compile(r"content_type\s*=\s*[\"']\s*html", re.IGNORECASE)
+
+
+def embed_notice(skipped: SkippedEmbed) -> str:
+    """What the preview says about a shortcode that gave no canvas block (it stays in the
+    text, as in the reference), in words a person can act on.
+
+    >>> embed_notice(SkippedEmbed('[embed content_type="html"]<h1>x</h1>[/embed]', "missing url or ref"))
+    'Inline HTML embeds are not rendered: an embed needs a url or ref. Store the HTML as a canvas document and embed it with ref="…".'
+    """
+    if skipped.reason == "missing url or ref":
+        if _CONTENT_TYPE.search(skipped.source) or "<" in skipped.source:
+            return (
+                "Inline HTML embeds are not rendered: an embed needs a url or ref. Store the "
+                'HTML as a canvas document and embed it with ref="…".'
+            )
+        return "This embed is not rendered: it needs a url or ref attribute."
+    return f"This embed is not rendered: {skipped.reason}."

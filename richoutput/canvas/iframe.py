@@ -1,7 +1,7 @@
 """How the dashboard frames a canvas block (SPEC §8, notes §9).
 
 >>> canvas_iframe_attrs({"type": "canvas", "preview": {"url": "/__openclaw__/canvas/x/../y"}})
-IframeAttrs(src='/__openclaw__/canvas/y', sandbox='allow-scripts', height=320, title='Canvas')
+IframeAttrs(src='/__openclaw__/canvas/y', sandbox='allow-scripts', height=320, title='Canvas', refused=None)
 """
 
 from __future__ import annotations
@@ -34,6 +34,33 @@ class IframeAttrs:
     sandbox: str
     height: int
     title: str
+    refused: str | None = None  # why there is no ``src``: the page shows it, not a blank frame
+
+
+def iframe_refusal(url: object, *, allow_external: bool = False) -> str | None:
+    """Why ``iframe_src`` gives no ``src`` for ``url`` (None when it gives one).
+
+    >>> iframe_refusal("https://evil.example/x")
+    'external embed URLs are not allowed in the dashboard; only canvas documents (/__openclaw__/canvas/…) are framed'
+    """
+    if iframe_src(url, allow_external=allow_external) is not None:
+        return None
+    if not isinstance(url, str) or not url.strip():
+        return "the embed has no URL"
+    shown = url.strip() if len(url.strip()) <= 120 else url.strip()[:119] + "…"
+    try:
+        resolved = ada_url.URL(url.strip(), _DUMMY_BASE)
+    except ValueError:
+        return f"the embed URL cannot be parsed ({shown})"
+    if resolved.origin == _DUMMY_ORIGIN:
+        return f"only canvas documents (/__openclaw__/canvas/…) are framed, not {resolved.pathname}"
+    if resolved.protocol in ("https:", "http:"):
+        # The URL itself is not repeated: the page never shows a refused target.
+        return (
+            "external embed URLs are not allowed in the dashboard; only canvas documents "
+            "(/__openclaw__/canvas/…) are framed"
+        )
+    return f"only http(s) and canvas URLs are framed, not {resolved.protocol}"
 
 
 def iframe_src(url: object, *, allow_external: bool = False) -> str | None:
@@ -88,4 +115,5 @@ def canvas_iframe_attrs(
         sandbox=iframe_sandbox(sandbox_mode, fields.get("sandbox")),
         height=iframe_height(fields.get("preferredHeight")),
         title=label,
+        refused=iframe_refusal(fields.get("url"), allow_external=allow_external),
     )

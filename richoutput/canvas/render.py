@@ -31,7 +31,7 @@ from richoutput.canvas.directives import (
     tidy_boundaries,
     trim_end,
 )
-from richoutput.canvas.embeds import CanvasBlock, SkippedEmbed, extract_embeds
+from richoutput.canvas.embeds import CanvasBlock, SkippedEmbed, embed_notice, extract_embeds
 from richoutput.canvas.media_refs import RejectedReference, has_media_line, split_media_lines
 from richoutput.canvas.media_validation import validate_media_reference
 
@@ -61,6 +61,13 @@ class Rendered:
             "mediaUrls": list(self.media_urls),
             "blocks": [dict(block) for block in self.blocks],
         }
+
+    def embed_notices(self) -> list[dict[str, str]]:
+        """Shortcodes that gave no block, each with a reason a person can act on."""
+        return [
+            {"source": skipped.source[:200], "reason": embed_notice(skipped)}
+            for skipped in self.skipped_embeds
+        ]
 
 
 @dataclass

@@ -16,6 +16,16 @@
     savedRows(tbody).forEach(function (row, index) {
       var input = row.querySelector("input._reorder_");
       if (input) input.value = String(index + 1);
+      // Scope rules show their number (read from 1, as every page says "rule N").
+      var number = row.querySelector(".rule-number");
+      if (number) number.textContent = String(index + 1);
+    });
+  }
+
+  function renumberShown(tbody) {
+    savedRows(tbody).forEach(function (row, index) {
+      var number = row.querySelector(".rule-number");
+      if (number && number.textContent !== String(index + 1)) number.textContent = String(index + 1);
     });
   }
 
@@ -82,6 +92,8 @@
     var tbody = fieldset.querySelector("table tbody");
     if (!tbody) return;
     showStoredOrder(tbody);
+    // A drag (the library's own code) reorders rows too: keep the shown numbers in step.
+    new MutationObserver(function () { renumberShown(tbody); }).observe(tbody, { childList: true });
     savedRows(tbody).forEach(function (row) {
       var sort = row.querySelector("td.original span.sort");
       if (!sort) return;

@@ -18,7 +18,9 @@
   function describeDecision(decision) {
     const urls = decision.urls.map((u) =>
       `${u.url}: ${u.blocked === null ? "unknown" : u.blocked ? "blocked (" + u.reason + ")" : "allowed"}`);
-    const rule = decision.matchedRule === null ? "" : ` rule ${decision.matchedRule}`;
+    // The server names the scope's source with 1-based rule numbers ("global rule 1 (deny)").
+    const rule = decision.scopeSource ? ` by ${decision.scopeSource}`
+      : decision.ruleNumber === null ? "" : ` by rule ${decision.ruleNumber}`;
     return `${decision.outcome}${rule}${urls.length ? " — " + urls.join("; ") : ""}`;
   }
 

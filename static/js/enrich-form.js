@@ -79,6 +79,30 @@
       finish("error");
     }
 
+    // Why a URL gave nothing: a DNS failure (not a policy refusal), a refusal by the SSRF
+    // policy, or the last failed attempt's reason. The run page says more per attempt.
+    function outcomeReasons(links) {
+      if (!links || !links.urls) return [];
+      var reasons = [];
+      links.urls.forEach(function (url) {
+        if (url.chosen) return;
+        var why = "";
+        if (url.blocked && url.reason === "hostname does not resolve") {
+          why = "DNS failure: the host does not resolve";
+        } else if (url.blocked) {
+          why = "blocked by the SSRF policy: " + (url.reason || "no reason recorded");
+        } else if (url.attempts && url.attempts.length) {
+          var last = url.attempts[url.attempts.length - 1];
+          why = "every CLI entry failed; last: " + (last.reason || last.outcome);
+        } else {
+          why = "no CLI entry ran";
+        }
+        reasons.push(url.url + " — " + why);
+      });
+      if (!reasons.length && links.outcome === "skipped") reasons.push("No CLI entry is configured.");
+      return reasons;
+    }
+
     function showResult(frame) {
       var nodes = [];
       var heading = element("p");
@@ -92,6 +116,13 @@
         heading.appendChild(element("span", "badge badge-" + outcome.replace(/[^a-z-]/g, ""), outcome));
       }
       nodes.push(heading);
+      var reasons = outcomeReasons(frame.links);
+      if (reasons.length) {
+        var list = element("ul", "enrich-reasons");
+        list.id = "enrich-reasons";
+        reasons.forEach(function (text) { list.appendChild(element("li", "", text)); });
+        nodes.push(list);
+      }
       nodes.push(element("pre", "enrich-body", frame.body));
       result.replaceChildren.apply(result, nodes);
       finish("done");

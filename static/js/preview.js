@@ -231,6 +231,13 @@
     var card = element("figure", "canvas-card");
     card.dataset.kind = "canvas";
     card.appendChild(element("figcaption", "", frame.title));
+    if (!frame.src) {
+      // A refused embed is a compact notice with its reason, never a blank frame.
+      card.classList.add("embed-refused");
+      card.appendChild(element("p", "embed-refused-reason",
+        "Not shown: " + (frame.refused || "this embed's URL is not allowed in the dashboard") + "."));
+      return card;
+    }
     var iframe = element("iframe", "canvas-frame");
     // The sandbox must be in place before the frame navigates anywhere.
     iframe.setAttribute("sandbox", frame.sandbox);
@@ -238,14 +245,20 @@
     iframe.title = frame.title;
     iframe.style.height = frame.height + "px";
     iframe.style.minHeight = frame.height + "px";
-    if (frame.src) iframe.setAttribute("src", frame.src);
+    iframe.setAttribute("src", frame.src);
     card.appendChild(iframe);
-    if (!frame.src) {
-      card.appendChild(
-        element("p", "muted small", "This embed's URL is not allowed in the dashboard, so the frame stays empty.")
-      );
-    }
     return card;
+  }
+
+  function embedNotices(notices) {
+    var list = element("ul", "embed-notices");
+    notices.forEach(function (notice) {
+      var item = element("li", "embed-refused");
+      item.appendChild(element("p", "embed-refused-reason", notice.reason));
+      item.appendChild(element("code", "small", notice.source));
+      list.appendChild(item);
+    });
+    return list;
   }
 
   function renderMessage(container, data) {
@@ -262,6 +275,7 @@
     (data.iframes || []).forEach(function (frame) {
       article.appendChild(canvasCard(frame));
     });
+    if (data.embedNotices && data.embedNotices.length) article.appendChild(embedNotices(data.embedNotices));
     container.replaceChildren(article);
   }
 
@@ -339,9 +353,12 @@
           output.dataset.state = "rendered";
           var blocks = result.body.blocks.length;
           var media = result.body.mediaUrls.length;
+          var refused = (result.body.iframes || []).filter(function (frame) { return !frame.src; }).length +
+            (result.body.embedNotices || []).length;
           status.textContent =
             "Rendered: " + blocks + " canvas block" + (blocks === 1 ? "" : "s") + ", " +
-            media + " attachment" + (media === 1 ? "" : "s") + ".";
+            media + " attachment" + (media === 1 ? "" : "s") +
+            (refused ? ", " + refused + " embed" + (refused === 1 ? "" : "s") + " not shown (see why below)" : "") + ".";
         })
         .catch(function (error) {
           if (error.name === "AbortError" || mine !== sequence) return;

@@ -171,3 +171,30 @@ async def test_a_cancelled_caller_can_take_back_an_item_not_yet_being_written() 
     assert recorder.batches == [["first"], ["kept"]]
     with pytest.raises(asyncio.CancelledError):
         await waiting
+
+
+async def test_batches_outlive_the_request_that_started_the_writer() -> None:
+    """A sync view (``POST /api/enrich``) runs the enrichment with ``async_to_sync``: the
+    sync work it awaits goes back to that request's thread. The writer started by one request
+    goes on writing the batches of the requests after it, so it must not use that request's
+    thread ("CurrentThreadExecutor already quit": a 500 for another user's enrich)."""
+    from asgiref.sync import async_to_sync, sync_to_async
+
+    recorder = Recorder(hold=True)
+    gathered = Gathered(recorder, most=2)
+
+    def sync_view(item: object) -> object:
+        return async_to_sync(gathered)(item)
+
+    async def request(item: object) -> object:
+        return await sync_to_async(sync_view, thread_sensitive=False)(item)
+
+    first = asyncio.ensure_future(request("first"))
+    await _until(recorder.started)  # the writer (started in the first request) is writing
+    later = [asyncio.ensure_future(request(n)) for n in range(5)]
+    await asyncio.sleep(0.2)  # the later requests' items are queued
+    recorder.release.set()
+    assert await first == "stored first"  # the first request is over, its thread gone
+
+    assert await asyncio.gather(*later) == [f"stored {n}" for n in range(5)]
+    assert recorder.batches == [["first"], [0, 1], [2, 3], [4]]

@@ -5,7 +5,14 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from controlui.env import parse_database_url, read_bool, read_int, read_list, read_redis_url
+from controlui.env import (
+    parse_database_url,
+    read_bool,
+    read_int,
+    read_list,
+    read_networks,
+    read_redis_url,
+)
 
 
 @pytest.mark.parametrize(
@@ -121,3 +128,23 @@ def test_sqlite_connections_are_kept_and_checked() -> None:
     # call was a tenth of daphne's CPU under load; kept, and checked before reuse.
     sqlite = parse_database_url("sqlite:///db.sqlite3", base_dir=Path("/srv")).as_django()
     assert sqlite["CONN_MAX_AGE"] == 600 and sqlite["CONN_HEALTH_CHECKS"] is True
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("", ()),
+        ("10.0.0.0/8", ("10.0.0.0/8",)),
+        ("10.1.2.3, ::1", ("10.1.2.3/32", "::1/128")),
+        ("192.168.1.7/24", ("192.168.1.0/24",)),  # host bits are forgiven
+    ],
+    ids=["unset", "one", "addresses-are-hosts", "host-bits"],
+)
+def test_read_networks(raw, expected) -> None:
+    assert tuple(str(n) for n in read_networks("NETS", {"NETS": raw})) == expected
+
+
+@pytest.mark.parametrize("raw", ["10.0.0.0/33", "localhost", "10.0.0.0/8,,::1", "*"])
+def test_read_networks_refuses_what_is_not_a_network(raw) -> None:
+    with pytest.raises(ImproperlyConfigured, match="^NETS: "):
+        read_networks("NETS", {"NETS": raw})

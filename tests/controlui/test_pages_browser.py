@@ -28,6 +28,17 @@ from richoutput.models import AssistantMessage
 print("IDS", Run.objects.order_by("pk").values_list("pk", flat=True).last(),
       AssistantMessage.objects.order_by("pk").values_list("pk", flat=True).last())
 """
+# The oldest finished run, redacted (its page says so instead of showing the bodies).
+REDACT_ONE = """
+from datetime import timedelta
+from django.utils import timezone
+from enrichment.models import Run
+from enrichment.pipeline.retention.policy import RetentionPolicy
+from enrichment.services.retention import runs_redact
+run = Run.objects.exclude(outcome="running").order_by("created_at", "id").first()
+runs_redact(policy=RetentionPolicy(redact_after_days=0), before=run.created_at + timedelta(microseconds=1), now=timezone.now(), batch_size=10)
+print("REDACTED", run.pk)
+"""
 # Elements wider than the box that scrolls them: a table cell running off a card, a long
 # URL pushing a grid column wider than the screen.
 OVERFLOWING = """() => {
@@ -46,7 +57,8 @@ def seeded(live) -> dict[str, int]:
     live.manage("seed_demo", "--runs", SEED_RUNS, "--days", "2", timeout=300)
     output = live.manage("shell", "-c", FIRST_IDS).stdout
     run_id, message_id = output.split("IDS", 1)[1].split()
-    return {"run": int(run_id), "message": int(message_id)}
+    redacted = live.manage("shell", "-c", REDACT_ONE).stdout.split("REDACTED", 1)[1].split()[0]
+    return {"run": int(run_id), "message": int(message_id), "redacted": int(redacted)}
 
 
 def page_paths(ids: dict[str, int]) -> dict[str, str]:
@@ -57,6 +69,7 @@ def page_paths(ids: dict[str, int]) -> dict[str, str]:
         "history-filtered": "/decisions/?outcome=success&channel=slack",
         "run": f"/decisions/{ids['run']}/",
         "problems": "/problems/?state=all",
+        "run-redacted": f"/decisions/{ids['redacted']}/",
         "explain": "/explain/?message=see+http://10.0.0.5/+and+https://example.com/a&channel=slack",
         "tools": "/tools/",
         "render": "/render/",

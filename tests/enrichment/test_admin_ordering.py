@@ -113,7 +113,7 @@ def test_the_first_matching_rule_wins_in_the_new_order(staff_client) -> None:
         ],
     }
     config_replace(document=document)
-    assert explained_scope(staff_client) == "allow by rule #0"
+    assert explained_scope(staff_client) == "allow by global rule 1"
     values = opened(staff_client)
     rows = {values[f"scope_rules-{i}-action"]: i for i in range(2)}
     values[f"scope_rules-{rows['deny']}-position"] = "1"
@@ -121,7 +121,7 @@ def test_the_first_matching_rule_wins_in_the_new_order(staff_client) -> None:
     assert staff_client.post(change_url(), values).status_code == 302
     stored = config_document()["tools"]["links"]["scope"]["rules"]
     assert [rule["action"] for rule in stored] == ["deny", "allow"]
-    assert explained_scope(staff_client) == "deny by rule #0"
+    assert explained_scope(staff_client) == "deny by global rule 1"
 
 
 def test_a_dragged_cli_entry_order_is_the_order_they_are_tried(staff_client) -> None:

@@ -358,7 +358,7 @@ def test_a_fresh_install_tells_one_story_after_seeding(user_client, staff_client
     assert len(snapshots) == 1
     run = Run.objects.filter(matched_rule__isnull=False).first()
     page = user_client.get(f"/decisions/{run.pk}/").content.decode()
-    assert f"rule #{run.matched_rule}" in page
+    assert f"rule {run.matched_rule + 1}" in page
     assert "same as today" in page
     tools = user_client.get("/tools/?agent=research")
     assert tools.status_code == 200

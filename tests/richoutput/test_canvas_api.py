@@ -36,6 +36,7 @@ STATUS_IFRAME = {
     "sandbox": "allow-scripts",
     "height": 400,
     "title": "Status",
+    "refused": None,
 }
 RECORD_KEYS = {
     "id", "url", "createdAt", "sessionKey", "currentMessageId", "rawText", "text",
@@ -102,6 +103,7 @@ def test_render_returns_the_exact_shape_and_stores_nothing(user_client: Client) 
         "blocks": [STATUS_BLOCK],
         "messageId": None,
         "iframes": [STATUS_IFRAME],
+        "embedNotices": [],
     }
     assert AssistantMessage.objects.count() == 0
 
@@ -117,6 +119,7 @@ def test_render_plain_text_has_empty_metadata(user_client: Client) -> None:
         "blocks": [],
         "messageId": None,
         "iframes": [],
+        "embedNotices": [],
     }
 
 

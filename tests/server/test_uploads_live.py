@@ -170,3 +170,18 @@ def test_an_anonymous_api_write_is_401_at_the_edge(server: LiveServer) -> None:
     )
     assert response.status_code == 401
     assert response.json()["detail"].startswith("Authentication required")
+
+
+def test_a_logged_in_session_uploads_too(server: LiveServer) -> None:
+    cookies = server.login_cookies(username="live-user", password="live-user-pass-123")
+    headers = {
+        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
+        "Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items()),
+        "X-CSRFToken": cookies["csrftoken"],
+        "Referer": server.base_url + "/",
+    }
+    with httpx.Client(base_url=server.base_url, timeout=120) as client:
+        response = client.post(
+            "/api/enrich/upload", content=upload_stream(3 * MIB), headers=headers
+        )
+    assert response.status_code == 200, response.text[:500]

@@ -20,8 +20,10 @@ compared field by field, which gives the precise path::
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +51,19 @@ class Change:
     old: Any = None
     new: Any = None
     moved_from: str | None = None
+    # What a person calls the element at ``path`` / ``moved_from``, when it is a scope rule
+    # ("global rule 2", "agent support's rule 1"): rule numbers are read from 1, while the
+    # JSON paths keep their 0-based indexes.
+    label: str | None = None
+    moved_from_label: str | None = None
+
+    @property
+    def text(self) -> str:
+        """``global rule 2: moved from global rule 4``; the plain form when not a rule."""
+        where = self.label or self.path
+        if self.kind == "moved":
+            return f"{where}: moved from {self.moved_from_label or self.moved_from}"
+        return f"{where}: {self.kind}"
 
     def __str__(self) -> str:
         if self.kind == "added":
@@ -67,6 +82,10 @@ class Change:
             result["new"] = self.new
         if self.moved_from is not None:
             result["movedFrom"] = self.moved_from
+        if self.label is not None:
+            result["label"] = self.label
+        if self.moved_from_label is not None:
+            result["movedFromLabel"] = self.moved_from_label
         return result
 
 
@@ -74,7 +93,40 @@ def diff_documents(old: Any, new: Any) -> list[Change]:
     """Every difference between two JSON documents, in document order."""
     changes: list[Change] = []
     _diff(old, new, "", changes)
-    return changes
+    return [
+        dataclasses.replace(
+            change,
+            label=path_label(change.path, old if change.kind == "removed" else new),
+            moved_from_label=path_label(change.moved_from, old) if change.moved_from else None,
+        )
+        for change in changes
+    ]
+
+
+_RULE_PATH = re.compile(
+    r"^(?:agents\.list\[(?P<agent>\d+)\]\.)?tools\.(?:links|media\.(?P<media>\w+))"
+    r"\.scope\.rules\[(?P<rule>\d+)\]"
+)
+
+
+def path_label(path: str, document: Any) -> str | None:
+    """``global rule 2`` for ``tools.links.scope.rules[1]`` (and anything under it);
+    ``agent support's rule 1`` for ``agents.list[0].tools.links.scope.rules[0]``, the agent
+    named from ``document``; None for a path that is not in a scope rule."""
+    found = _RULE_PATH.match(path)
+    if found is None:
+        return None
+    rule = f"rule {int(found['rule']) + 1}"
+    if found["media"]:
+        rule = f"{found['media']} media {rule}"
+    if found["agent"] is None:
+        return f"global {rule}"
+    index = int(found["agent"])
+    agents = document.get("agents", {}) if isinstance(document, Mapping) else {}
+    entries = agents.get("list") if isinstance(agents, Mapping) else None
+    agent = entries[index] if isinstance(entries, list) and index < len(entries) else None
+    agent_id = agent.get("id") if isinstance(agent, Mapping) else None
+    return f"agent {agent_id}'s {rule}" if agent_id else f"agent #{index + 1}'s {rule}"
 
 
 def _join(path: str, key: str) -> str:

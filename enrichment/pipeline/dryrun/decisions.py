@@ -35,6 +35,8 @@ class RecordedRun:
     link_text: str = ""
     urls: tuple[RecordedUrl, ...] = ()
     media: tuple[tuple[str, str], ...] = ()  # (capability, outcome) of each media decision
+    # What decided its scope under the config it ran with (``ScopeSource.text``); "" unknown.
+    scope_source: str = ""
 
     def context(self) -> MessageContext:
         return MessageContext(
@@ -70,11 +72,14 @@ class RunDecision:
     matched_rule: int | None
     urls: tuple[UrlVerdict, ...] = ()
     media: tuple[tuple[str, str], ...] = ()
+    scope_source: str = ""  # ``ScopeSource.text``: "global rule 1 (deny)"; "" when unknown
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "outcome": self.gate,
             "matchedRule": self.matched_rule,
+            "ruleNumber": None if self.matched_rule is None else self.matched_rule + 1,
+            "scopeSource": self.scope_source,
             "urls": [url.to_dict() for url in self.urls],
             "media": [{"capability": c, "outcome": o} for c, o in self.media],
         }

@@ -36,6 +36,7 @@ from enrichment.pipeline.config.model import (
     effective_media_config,
 )
 from enrichment.pipeline.config.scope import evaluate_scope
+from enrichment.pipeline.config.scope_source import explain_scope
 from enrichment.pipeline.dryrun.decisions import (
     RecordedRun,
     RecordedUrl,
@@ -88,7 +89,7 @@ def recorded_decision(run: RecordedRun) -> RunDecision:
         for capability, outcome in run.media
         if capability in MEDIA_CAPABILITIES and outcome != "no-attachment"
     )
-    return RunDecision(gate, run.matched_rule, urls, media)
+    return RunDecision(gate, run.matched_rule, urls, media, run.scope_source)
 
 
 def _recorded_media_gate(outcome: str) -> str:
@@ -131,18 +132,23 @@ def predicted_decision(
     media = _predicted_media(run, media_config(run.agent_id))
     if not links.is_enabled:
         return RunDecision("disabled", None, (), media)
-    scope = evaluate_scope(
-        links.scope, run.channel or None, run.chat_type or None, run.session_key or None
+    scope = explain_scope(
+        config,
+        run.agent_id or None,
+        run.channel or None,
+        run.chat_type or None,
+        run.session_key or None,
     )
+    source = scope.text
     if scope.decision == "deny":
-        return RunDecision("scope-deny", scope.matched_rule, (), media)
+        return RunDecision("scope-deny", scope.rule_index, (), media, source)
     policy = config.web_fetch.ssrf_policy
     found = extract_links(run.link_text, max_links=links.max_links, policy=policy)
     if not found:
-        return RunDecision("no-links", scope.matched_rule, (), media)
+        return RunDecision("no-links", scope.rule_index, (), media, source)
     if not links.models:
         listed = tuple(UrlVerdict(url, False, None, ()) for url in found)
-        return RunDecision("skipped", scope.matched_rule, listed, media)
+        return RunDecision("skipped", scope.rule_index, listed, media, source)
     own = address_book([run])
     context = run.context()
     cache = {} if cache is None else cache
@@ -151,7 +157,7 @@ def predicted_decision(
         gate = "run"
     else:  # nothing surely allowed: a host without a recorded answer leaves it open
         gate = "unknown" if any(v.blocked is None for v in verdicts) else "skipped"
-    return RunDecision(gate, scope.matched_rule, verdicts, media)
+    return RunDecision(gate, scope.rule_index, verdicts, media, source)
 
 
 def _url_verdict(

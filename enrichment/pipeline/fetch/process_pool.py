@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -59,6 +60,15 @@ def _serve(connection: Connection, warmup: Callable[[], object] | None) -> None:
             connection.send(reply)
         except Exception as error:  # an unpicklable result or exception
             connection.send(("error", RuntimeError(f"cannot return the result: {error}")))
+
+
+def measuring_cpu(function: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``function(*args)`` and the CPU seconds it took in this process (run it in a worker:
+    ``await pool.run(measuring_cpu, extract, page)`` says what the extraction cost, which
+    the caller's own clock cannot see)."""
+    started = time.process_time()
+    value = function(*args)
+    return value, time.process_time() - started
 
 
 class _Worker:

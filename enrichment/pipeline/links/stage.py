@@ -41,7 +41,7 @@ from enrichment.pipeline.net.ssrf import (
     system_resolve,
 )
 from enrichment.pipeline.runner import CommandResult, CommandRunner, run_command
-from enrichment.pipeline.stages import Emit, StageResult
+from enrichment.pipeline.stages import Emit, SpanOpener, StageResult, no_span
 from enrichment.pipeline.templates import MessageContext, render_template
 
 PENDING_NOTICE = "Fetching page content..."
@@ -89,6 +89,7 @@ async def run_link_understanding(
     resolve: Resolver = system_resolve,
     on_progress: ProgressSink | None = None,
     pending_notice_seconds: float = 5.0,
+    span: SpanOpener = no_span,
 ) -> LinkResult:
     """Run link understanding for ``context`` and return the new body and the decision."""
     if not config.is_enabled:
@@ -104,7 +105,7 @@ async def run_link_understanding(
         return LinkResult(context.body, LinkDecision("skipped", scope.matched_rule, listed))
 
     worker = _UrlWorker(
-        config, context, policy, runner, resolve, on_progress, pending_notice_seconds
+        config, context, policy, runner, resolve, on_progress, pending_notice_seconds, span
     )
     limit = asyncio.Semaphore(max(1, config.effective_concurrency))
 
@@ -128,6 +129,7 @@ class LinksStage:
     policy: SsrfPolicy
     runner: CommandRunner = run_command
     resolve: Resolver = system_resolve
+    span: SpanOpener = no_span
 
     @property
     def name(self) -> str:
@@ -144,6 +146,7 @@ class LinksStage:
             runner=self.runner,
             resolve=self.resolve,
             on_progress=progress,
+            span=self.span,
         )
         return StageResult(result.body, result)
 
@@ -163,8 +166,17 @@ class _UrlWorker:
     resolve: Resolver
     on_progress: ProgressSink | None
     pending_notice_seconds: float
+    span: SpanOpener = no_span
 
     async def process(self, url: str) -> tuple[UrlDecision, LinkOutput | None]:
+        with self.span("links.url", {"url.full": url}) as set_attribute:
+            decision, output = await self._process(url)
+            set_attribute("blocked", decision.blocked)
+            set_attribute("attempts", len(decision.attempts))
+            set_attribute("outcome", "success" if output is not None else "failed")
+            return decision, output
+
+    async def _process(self, url: str) -> tuple[UrlDecision, LinkOutput | None]:
         started = time.monotonic()
         # DNS is blocking: it runs off the event loop so other URLs proceed meanwhile.
         verdict = await check_url_async(url, self.policy, self.resolve)
@@ -189,8 +201,16 @@ class _UrlWorker:
         for entry in self.config.models:
             argv = entry_argv(entry, self.context, url)
             await self._emit(ProgressEvent(url, f"Running {entry.command} for {url}"))
-            result = await self._run(argv, entry_timeout(entry, self.config))
-            attempts.append(_attempt(entry, argv, result))
+            with self.span(
+                "links.attempt", {"command": entry.command, "attempt": len(attempts)}
+            ) as set_attribute:
+                result = await self._run(argv, entry_timeout(entry, self.config))
+                attempt = _attempt(entry, argv, result)
+                set_attribute("type", attempt.type)
+                set_attribute("outcome", attempt.outcome)
+                if attempt.reason:
+                    set_attribute("reason", attempt.reason[:200])
+            attempts.append(attempt)
             if result.outcome == "success":
                 return attempts, LinkOutput(url, entry.command, result.stdout_text)
         return attempts, None

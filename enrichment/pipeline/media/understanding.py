@@ -65,6 +65,7 @@ from enrichment.pipeline.media.providers import (
     run_entry,
 )
 from enrichment.pipeline.runner import CommandRunner, run_command
+from enrichment.pipeline.stages import SpanOpener, no_span
 
 # Attachments and the envelope live in their own modules; callers import them from here.
 __all__ = [
@@ -189,6 +190,7 @@ class _Run:
     active_model: ActiveModel | None
     local_tools: LocalTools
     variables: Mapping[str, str] = field(default_factory=dict)
+    span: SpanOpener = no_span
 
 
 async def run_media_understanding(
@@ -210,8 +212,10 @@ async def run_media_understanding(
     template_variables: Mapping[str, str] | None = None,
     file_limits: FileLimits | None = FileLimits(),  # noqa: B008 - None turns files off
     file_extractor: FileExtractor = extract_in_thread,
+    span: SpanOpener = no_span,
 ) -> MediaResult:
-    """Run image, audio and video understanding, then file extraction, for one message."""
+    """Run image, audio and video understanding, then file extraction, for one message
+    (each model attempt inside a ``media.attempt`` span of ``span``)."""
     cache = AttachmentCache(fetch_bytes)
     variables = {
         "Body": context_body,
@@ -236,6 +240,7 @@ async def run_media_understanding(
         active_model,
         local_tools,
         variables,
+        span,
     )
     try:
         results = await _run_capabilities(run)
@@ -330,9 +335,16 @@ async def _run_attachment(
             run.variables,
             load=lambda max_bytes: run.cache.get(attachment, max_bytes),
         )
-        attempt, text = await run_entry(
-            job, runner=run.runner, http=run.http, providers=run.providers
-        )
+        attributes = {"capability": capability, "attachment": attachment.index}
+        with run.span("media.attempt", attributes) as set_attribute:
+            attempt, text = await run_entry(
+                job, runner=run.runner, http=run.http, providers=run.providers
+            )
+            set_attribute("type", attempt.type)
+            set_attribute("command", attempt.provider or (attempt.argv or ("",))[0])
+            set_attribute("outcome", attempt.outcome)
+            if attempt.reason:
+                set_attribute("reason", attempt.reason[:200])
         attempts.append(attempt)
         if text:
             output = MediaOutput(

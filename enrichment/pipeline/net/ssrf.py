@@ -83,10 +83,18 @@ def _parse_hostnames(value: object) -> tuple[str, ...]:
     if not isinstance(value, list | tuple):
         raise ValueError("SSRF policy key 'allowedHostnames' must be a list of strings")
     names: list[str] = []
+    bad: list[object] = []
     for item in value:
         if not isinstance(item, str) or not _is_hostname_pattern(item):
-            raise ValueError(f"SSRF policy key 'allowedHostnames' has a bad entry {item!r}")
-        names.append(item.strip())
+            bad.append(item)
+        else:
+            names.append(item.strip())
+    # Every bad entry at once: fixing a pasted list one error per save is slow.
+    if len(bad) == 1:
+        raise ValueError(f"SSRF policy key 'allowedHostnames' has a bad entry {bad[0]!r}")
+    if bad:
+        listed = ", ".join(repr(item) for item in bad)
+        raise ValueError(f"SSRF policy key 'allowedHostnames' has {len(bad)} bad entries: {listed}")
     return tuple(names)
 
 

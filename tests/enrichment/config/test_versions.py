@@ -298,7 +298,12 @@ def test_version_detail_and_diff_api(staff_client):
     diff = staff_client.get("/api/config/versions/2/diff/3").json()
     assert diff["from"] == 2 and diff["to"] == 3
     assert diff["changes"] == [
-        {"path": "tools.links.scope.rules[0]", "kind": "added", "new": DENY_GROUPS}
+        {
+            "path": "tools.links.scope.rules[0]",
+            "kind": "added",
+            "new": DENY_GROUPS,
+            "label": "global rule 1",  # people read rule numbers from 1
+        }
     ]
     assert staff_client.get("/api/config/versions/2/diff/77").status_code == 404
 

@@ -32,12 +32,12 @@ FAILING_CLI = {
 
 @pytest.fixture
 def failing_cli(db, monkeypatch) -> None:
+    from enrichment import resolver
     from enrichment.config.changes import config_replace
-    from enrichment.services import links
 
     config_replace(document=FAILING_CLI)
     answers = {"intranet.example": ["10.0.0.5"], "127.0.0.1": ["127.0.0.1"]}
-    monkeypatch.setattr(links, "resolve_host", lambda host: answers[host])
+    monkeypatch.setattr(resolver, "resolve_host", lambda host: answers[host])
 
 
 def enrich(client, body: str, session: str = "agent:main:slack:dm:1") -> dict:

@@ -104,7 +104,7 @@ def test_names_are_unique_per_user_not_across_users(user_client, bob_client) -> 
         in html
     )
     # The page the form was on is shown again (its filters kept).
-    assert '<option value="success" selected>' in html
+    assert 'name="outcome" value="success" form="history-filters" checked>' in html
     assert SavedView.objects.filter(name="Errors").count() == 1
     assert save(bob_client, "Errors", "outcome=error").status_code == 303
     assert SavedView.objects.filter(name="Errors").count() == 2

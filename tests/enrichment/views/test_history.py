@@ -185,11 +185,13 @@ def test_chart_buckets_cover_the_period_and_stack() -> None:
 def test_overview_queries_do_not_grow_with_runs(user_client, django_assert_num_queries) -> None:
     make_runs(2)
     user_client.get("/")  # warm the session
-    # session, user, totals, chart, 2 tops, their problems, recent runs and their status
-    with django_assert_num_queries(9):
+    # session, user, totals, chart, 3 tops (failing, blocked, DNS failures), the failing
+    # commands' problems, recent runs and their derived status, and the retention card's
+    # oldest run and last pass (runs kept forever: no outcome is ever due)
+    with django_assert_num_queries(12):
         user_client.get("/")
     make_runs(20)
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(12):
         user_client.get("/")
 
 
@@ -312,14 +314,15 @@ def test_history_pages_older_newer_and_first(user_client) -> None:
 def test_history_query_count_is_constant(user_client, django_assert_num_queries, count) -> None:
     make_runs(count, urls=3, attempts=2)
     # session, user, saved views, one page of runs, their derived status, the bounded count,
-    # one facet grouping (no facet is chosen, so the three share their filters); on PostgreSQL the URL fragment is planned first
+    # one facet grouping (no facet is chosen, so the three share their filters), the status
+    # counts (two queries), the durations; on PostgreSQL the URL fragment is planned first
     # (text_search.planned: the table size, an estimate, the runs of a rare fragment in a
     # savepoint)
     planning = 7 if connection.vendor == "postgresql" else 0
-    # On PostgreSQL the count and the facets each run with a time budget: a savepoint, the
-    # timeout set and put back, its release (common.bounded).
-    budgets = 8 if connection.vendor == "postgresql" else 0
-    with django_assert_num_queries(7 + planning + budgets):
+    # On PostgreSQL the count, the facets and the durations each run with a time budget: a
+    # savepoint, the timeout set and put back, its release (common.bounded).
+    budgets = 12 if connection.vendor == "postgresql" else 0
+    with django_assert_num_queries(10 + planning + budgets):
         response = user_client.get("/decisions/?url=example.com")
     assert len(run_ids(response.content.decode())) == count
 
@@ -385,7 +388,7 @@ def test_detail_shows_media_decisions_with_status_line_and_timeline(user_client)
         '<code class="media-summary">image: success (1/1) via openai/gpt-4o reason=exit code 2'
         in html
     )
-    assert "audio: scope-deny</code> · scope rule #1" in html
+    assert "audio: scope-deny</code> · scope rule 2" in html
     assert '<code class="argv">describe --in /tmp/m/photo.jpg</code>' in html
     assert "exit 2 · 31 ms" in html
     assert 'class="outcome-success chosen"' in html and "<code>openai/gpt-4o</code>" in html
@@ -451,10 +454,10 @@ def test_detail_matched_rule_from_the_snapshot(user_client) -> None:
     run = make_run(matched_rule=1, config_snapshot=snapshot)
     html = user_client.get(f"/decisions/{run.pk}/").content.decode()
     matched = html.split('id="matched-rule"', 1)[1].split("</dd>", 1)[0]
-    assert "rule #1" in matched and "keyPrefix=agent:main:" in matched and "allow" in matched
-    default = make_run(matched_rule=None)
+    assert "global rule 2" in matched and "keyPrefix=agent:main:" in matched and "allow" in matched
+    default = make_run(matched_rule=None, outcome="scope-deny", config_snapshot=snapshot)
     html = user_client.get(f"/decisions/{default.pk}/").content.decode()
-    assert "decided by the default" in html
+    assert 'by <span class="scope-origin">the global default</span>' in html
 
 
 @pytest.mark.parametrize("urls", [1, 30], ids=["1-url", "30-urls"])
@@ -535,7 +538,7 @@ def test_explain_scope_rule_and_agent_override(user_client) -> None:
     ).content.decode()
     assert 'id="explain-outcome">scope-deny<' in html
     scope = html.split('id="explain-scope"', 1)[1].split("</dd>", 1)[0]
-    assert "deny" in scope and "by rule #0" in scope
+    assert "deny" in scope and 'by <span class="scope-origin">global rule 1</span>' in scope
     assert 'class="matched" aria-current="true"' in html
     assert "&quot;maxLinks&quot;: 1" in html
 

@@ -131,5 +131,5 @@ def test_title_label(title: str | None, label: str) -> None:
 
 def test_malformed_block() -> None:
     assert canvas_iframe_attrs({"type": "canvas"}) == IframeAttrs(
-        None, "allow-scripts", 320, "Canvas"
+        None, "allow-scripts", 320, "Canvas", "the embed has no URL"
     )

@@ -127,7 +127,14 @@ def test_diff_and_summary(old, new, expected, summary):
 
 def test_change_dicts_carry_only_what_applies():
     (change,) = diff_documents(scope(R0), scope(R0, R1))
-    assert change.to_dict() == {"path": "tools.links.scope.rules[1]", "kind": "added", "new": R1}
+    assert change.to_dict() == {
+        "path": "tools.links.scope.rules[1]",
+        "kind": "added",
+        "new": R1,
+        "label": "global rule 2",
+    }
+    (change,) = diff_documents({"tools": {"a": 1}}, {"tools": {"a": 2}})
+    assert change.to_dict() == {"path": "tools.a", "kind": "changed", "old": 1, "new": 2}
 
 
 def test_long_summaries_are_cut():

@@ -452,3 +452,41 @@ async def test_files_are_extracted_after_capabilities(tmp_path: Path) -> None:
         "encoding": "utf-8",
         "skipped": None,
     }
+
+
+async def test_each_model_attempt_is_timed_in_its_own_span(tmp_path: Path) -> None:
+    from contextlib import contextmanager
+
+    spans: list[tuple[str, dict]] = []
+
+    @contextmanager
+    def recording_span(name, attributes):
+        attributes = dict(attributes)
+        spans.append((name, attributes))
+        yield attributes.__setitem__
+
+    describe = str(FAKES / "describe.py")
+    entries = [
+        {"command": sys.executable, "args": [describe, "--exit", "3", "partial"]},
+        {"command": sys.executable, "args": [describe, "A picture"]},
+    ]
+    result = await run_media_understanding(
+        config_of({"image": {"models": entries}}),
+        "",
+        [Attachment(0, url="https://cdn.test/p.png", mime="image/png")],
+        channel=None,
+        chat_type=None,
+        session_key=None,
+        fetch_bytes=FakeFetcher(tmp_path, {0: b"\x89PNG\r\n\x1a\n"}),
+        which=no_which,
+        span=recording_span,
+    )
+    assert result.outputs[0].text == "A picture"
+    assert [
+        (name, a["capability"], a["attachment"], a["type"], a["outcome"]) for name, a in spans
+    ] == [
+        ("media.attempt", "image", 0, "cli", "failed"),
+        ("media.attempt", "image", 0, "cli", "success"),
+    ]
+    assert spans[0][1]["reason"] == "exited with code 3"
+    assert spans[0][1]["command"] == sys.executable

@@ -1,0 +1,206 @@
+"""Retention benchmark: how long a prune pass takes, and what concurrent inserts feel meanwhile.
+
+Run: .venv/bin/python bench/prune.py [--runs 200000] [--batch-size 500]
+
+Seeds ``--runs`` runs aged 60 days (each with one URL decision and one attempt) plus a few
+young ones into the PostgreSQL database ``controlui_bench_prune`` on 127.0.0.1 (created and
+migrated with ``manage.py migrate`` when missing, emptied first), then runs one retention
+pass (``RETENTION_DAYS=30``: every seeded run goes) in this process while a second session
+inserts a run every ~5 ms with ``lock_timeout = 100ms`` (``--lock-timeout-ms``). Prints the pass's wall time and
+rate, the inserts made meanwhile, their p99 and slowest latency (lock waits, CPU and commit
+I/O together) and the inserts that gave up waiting for a lock (the target: none). ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
+has one writer at a time: there is no concurrent insert to measure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+PG_DATABASE = "controlui_bench_prune"
+LOCK_TIMEOUT_MS = 100
+
+SEED_SQL = """
+WITH runs AS (
+  INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,
+    agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,
+    media, owner, stage_records, job, duration_ms)
+  SELECT now() - interval '60 days' - make_interval(secs => n), '', 'slack', 'direct',
+    'agent:main:' || (n % 500), 'main', 'see https://example.com/' || n || ' about bread',
+    'see https://example.com/' || n || ' about bread [Link] a page', 'success', '', 1,
+    '{}', '[]', '', '{}', '', n % 3000
+  FROM generate_series(1, {runs}) AS n RETURNING id
+), decisions AS (
+  INSERT INTO enrichment_urldecision (run_id, position, url, blocked, reason, addresses,
+    summary)
+  SELECT id, 0, 'https://example.com/', false, '', '[]', 'a page' FROM runs RETURNING id
+)
+INSERT INTO enrichment_attempt (url_decision_id, position, type, command, argv, outcome,
+  reason, stderr_tail, duration_ms)
+SELECT id, 0, 'cli', 'summarize', '[]', 'ok', '', '', 120 FROM decisions
+"""
+
+INSERT_RUN = (
+    "INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,"
+    " agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,"
+    " media, owner, stage_records, job)"
+    " VALUES (now(), 'writer', 'slack', 'direct', 'writer', '', 'hello', '', 'success', '',"
+    " 0, '{}', '[]', '', '{}', '')"
+)
+
+
+@dataclass
+class Writer:
+    """Inserts runs one by one (autocommit) until stopped; records each insert's latency."""
+
+    url: str
+    lock_timeout_ms: int = LOCK_TIMEOUT_MS
+    latencies_ms: list[float] = field(default_factory=list)
+    lock_timeouts: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as connection:
+            connection.execute(f"SET lock_timeout = '{int(self.lock_timeout_ms)}ms'")
+            while not self.stop.is_set():
+                started = time.perf_counter()
+                try:
+                    connection.execute(INSERT_RUN)
+                except psycopg.errors.LockNotAvailable:
+                    self.lock_timeouts += 1
+                self.latencies_ms.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.005)
+
+
+def migrate(database_url: str) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": database_url},
+        check=True,
+    )
+
+
+def prepare_postgres(runs: int) -> str:
+    import psycopg
+
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_DATABASE
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        exists = admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [PG_DATABASE]
+        ).fetchone()
+        if not exists:
+            admin.execute(f'CREATE DATABASE "{PG_DATABASE}"')
+    migrate(url)
+    started = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(
+            "TRUNCATE enrichment_attempt, enrichment_urldecision, enrichment_run,"
+            " enrichment_retentionpass"
+        )
+        connection.execute(SEED_SQL.replace("{runs}", str(int(runs))))
+        connection.execute("VACUUM ANALYZE enrichment_run")
+        connection.execute("VACUUM ANALYZE enrichment_urldecision")
+        connection.execute("VACUUM ANALYZE enrichment_attempt")
+    print(
+        f"seeded {runs:,} runs (+1 URL decision, +1 attempt each) in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    return url
+
+
+def prepare_sqlite(runs: int) -> str:
+    import sqlite3
+
+    path = Path(tempfile.mkdtemp(prefix="prune-smoke-")) / "prune.sqlite3"
+    url = f"sqlite:///{path}"
+    migrate(url)
+    started = time.perf_counter()
+    with sqlite3.connect(path) as connection:
+        connection.executemany(
+            "INSERT INTO enrichment_run (created_at, message_id, channel, chat_type,"
+            " session_key, agent_id, original_body, enriched_body, outcome, error, url_count,"
+            " config_snapshot, media, owner, stage_records, job)"
+            " VALUES (datetime('now', '-60 days'), '', 'slack', 'direct', 's', '', 'b', '',"
+            " 'success', '', 0, '{}', '[]', '', '{}', '')",
+            [()] * runs,
+        )
+    print(f"seeded {runs:,} runs in {time.perf_counter() - started:.2f} s")
+    return url
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=200_000)
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument(
+        "--lock-timeout-ms",
+        type=int,
+        default=LOCK_TIMEOUT_MS,
+        help="the writer's lock_timeout: an insert waiting longer for a lock gives up",
+    )
+    parser.add_argument("--smoke", action="store_true", help="300 runs, SQLite, no writer")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        print("smoke run (tiny sizes, SQLite): the figures below are not measurements")
+        url = prepare_sqlite(300)
+    else:
+        url = prepare_postgres(args.runs)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
+    import django
+
+    django.setup()
+    from enrichment.models import Run
+    from enrichment.pipeline.retention.policy import RetentionPolicy
+    from enrichment.services.retention import retention_pass
+
+    due = Run.objects.count()
+    writer = None if args.smoke else Writer(url, args.lock_timeout_ms)
+    thread = threading.Thread(target=writer.run, daemon=True) if writer else None
+    if thread:
+        thread.start()
+        time.sleep(0.3)
+    started = time.perf_counter()
+    report = retention_pass(policy=RetentionPolicy(days=30), batch_size=args.batch_size)
+    elapsed = time.perf_counter() - started
+    if writer and thread:
+        time.sleep(0.3)
+        writer.stop.set()
+        thread.join()
+    print(
+        f"prune: removed {report.removed:,} of {due:,} runs in {elapsed:.2f} s "
+        f"({report.removed / elapsed:,.0f} runs/s, batches of {args.batch_size})"
+    )
+    if writer:
+        latencies = sorted(writer.latencies_ms)
+        p99 = latencies[int(len(latencies) * 0.99) - 1] if latencies else 0.0
+        print(
+            f"concurrent writer: {len(latencies):,} inserts meanwhile, median "
+            f"{statistics.median(latencies):.1f} ms, p99 {p99:.1f} ms, slowest "
+            f"{latencies[-1]:.1f} ms (locks, CPU and commit I/O together); gave up waiting "
+            f"for a lock ({writer.lock_timeout_ms} ms lock_timeout): {writer.lock_timeouts}"
+        )
+        ok = writer.lock_timeouts == 0
+        print(
+            f"target (no insert waits over {writer.lock_timeout_ms} ms for a lock): "
+            f"{'met' if ok else 'MISSED'}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Retention and redaction of the decision log: the pure policy (``policy``)."""

@@ -1,0 +1,238 @@
+"""Retention and redaction of the decision log: the writes.
+
+What goes is decided by the pure core (``enrichment.pipeline.retention``); this module walks
+the runs it names in small batches, oldest first, each batch its own short transaction:
+a batch holds the row locks of a few hundred runs for milliseconds, and inserts of new runs
+never wait for it (a DELETE takes no table lock that blocks INSERT). The child rows of a
+removed run (its URL decisions and their attempts) go in the same transaction; nothing
+else is touched (problems keep their own counts and history: no row of theirs refers to a
+run by foreign key).
+
+``retention_pass`` is the periodic job: ``manage.py prune_runs`` runs it (cron), and a task
+engine can schedule the same function.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Case, Value, When
+from django.utils import timezone
+
+from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
+from enrichment.pipeline.retention.policy import (
+    Cut,
+    RetentionPolicy,
+    redact_content,
+    redaction_before,
+    retention_cuts,
+)
+from enrichment.selectors.records import decision_record
+
+# Called after each batch: (what, done so far, total due when the pass began).
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class PassReport:
+    removed: int = 0
+    redacted: int = 0
+    due_removal: int = 0
+    due_redaction: int = 0
+    exported_to: Path | None = None
+    cuts: list[Cut] = field(default_factory=list)
+
+
+def _ignore(_what: str, _done: int, _total: int) -> None:
+    return None
+
+
+def retention_pass(
+    *,
+    policy: RetentionPolicy | None = None,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    batch_size: int | None = None,
+    export_dir: Path | None = None,
+    progress: Progress = _ignore,
+) -> PassReport:
+    """Remove the expired runs, then redact the content of the kept ones past
+    ``redact_after_days``; record the pass (``RetentionPass``). ``dry_run`` counts and
+    changes nothing (and records nothing)."""
+    policy = policy if policy is not None else settings.RETENTION
+    now = now or timezone.now()
+    batch_size = batch_size or settings.RETENTION_BATCH_SIZE
+    if export_dir is None and settings.RETENTION_EXPORT_DIR:
+        export_dir = Path(settings.RETENTION_EXPORT_DIR)
+    report = PassReport(cuts=retention_cuts(policy, Run.Outcome.values, now))
+    report.due_removal = sum(_expired(cut).count() for cut in report.cuts)
+    before = redaction_before(policy, now)
+    if before is not None:
+        report.due_redaction = _unredacted(before).count()
+    if dry_run:
+        return report
+    record = RetentionPass.objects.create(started_at=now, policy=policy.describe())
+    try:
+        report.removed, report.exported_to = runs_remove(
+            cuts=report.cuts,
+            batch_size=batch_size,
+            export_dir=export_dir,
+            progress=lambda done: progress("removed", done, report.due_removal),
+        )
+        if before is not None:
+            report.redacted = runs_redact(
+                policy=policy,
+                before=before,
+                now=now,
+                batch_size=batch_size,
+                progress=lambda done: progress("redacted", done, report.due_redaction),
+            )
+    except Exception as exc:
+        _record_finish(record, report, error=f"{type(exc).__name__}: {exc}"[:2000])
+        raise
+    _record_finish(record, report)
+    return report
+
+
+def _record_finish(record: RetentionPass, report: PassReport, error: str = "") -> None:
+    record.finished_at = timezone.now()
+    record.removed = report.removed
+    record.redacted = report.redacted
+    record.exported_to = str(report.exported_to or "")
+    record.error = error
+    record.save(update_fields=["finished_at", "removed", "redacted", "exported_to", "error"])
+
+
+def _expired(cut: Cut):  # type: ignore[no-untyped-def]
+    return Run.objects.filter(outcome=cut.outcome, created_at__lt=cut.before)
+
+
+def _unredacted(before: datetime):  # type: ignore[no-untyped-def]
+    return Run.objects.filter(redacted_at__isnull=True, created_at__lt=before).exclude(
+        outcome=Run.Outcome.RUNNING
+    )
+
+
+def _batches(queryset, batch_size: int) -> Iterator[list[int]]:  # type: ignore[no-untyped-def]
+    """Ids of the oldest matching runs, a batch at a time, until none match. The caller
+    removes or changes each batch so that it no longer matches.
+
+    Each batch starts at the previous batch's last creation time: the index entries of the
+    runs already removed (or redacted) stay in the index until a VACUUM, and a walk from
+    the oldest end would step over all of them again for every batch (quadratic at
+    millions of runs)."""
+    since = None
+    while True:
+        page = queryset if since is None else queryset.filter(created_at__gte=since)
+        rows = list(page.order_by("created_at", "id").values_list("id", "created_at")[:batch_size])
+        if not rows:
+            return
+        since = rows[-1][1]
+        yield [run_id for run_id, _created_at in rows]
+
+
+def runs_remove(
+    *,
+    cuts: list[Cut],
+    batch_size: int,
+    export_dir: Path | None = None,
+    progress: Callable[[int], None] = lambda _done: None,
+) -> tuple[int, Path | None]:
+    """Remove the runs of every cut with their URL decisions and attempts, a batch per
+    transaction. With ``export_dir``, each batch is first appended to one gzip JSON-lines
+    file of the pass (a run whose removal then fails is exported again by the next pass)."""
+    removed = 0
+    export = _Export(export_dir) if export_dir is not None else None
+    try:
+        for cut in cuts:
+            for ids in _batches(_expired(cut), batch_size):
+                if export is not None:
+                    export.write(ids)
+                with transaction.atomic():
+                    Attempt.objects.filter(url_decision__run_id__in=ids).delete()
+                    UrlDecision.objects.filter(run_id__in=ids).delete()
+                    removed += Run.objects.filter(id__in=ids).delete()[1].get(Run._meta.label, 0)
+                progress(removed)
+    finally:
+        path = export.close() if export is not None else None
+    return removed, path
+
+
+class _Export:
+    """``runs-removed-<time>.jsonl.gz``: one run's API record (``GET /api/decisions/{id}``)
+    per line. Written as ``.partial`` and renamed when the pass ends."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = timezone.now().strftime("%Y%m%d-%H%M%S-%f")
+        self.path = directory / f"runs-removed-{stamp}.jsonl.gz"
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        # Open across the batches of a pass (closed by ``close``, in runs_remove's finally).
+        self.file = gzip.open(self.partial, "wt", encoding="utf-8")  # noqa: SIM115
+        self.lines = 0
+
+    def write(self, ids: list[int]) -> None:
+        runs = Run.objects.filter(id__in=ids).order_by("created_at", "id")
+        for run in runs.prefetch_related("url_decisions__attempts"):
+            self.file.write(json.dumps(decision_record(run), default=str) + "\n")
+            self.lines += 1
+        self.file.flush()
+
+    def close(self) -> Path | None:
+        self.file.close()
+        if not self.lines:
+            self.partial.unlink()
+            return None
+        self.partial.rename(self.path)
+        return self.path
+
+
+def runs_redact(
+    *,
+    policy: RetentionPolicy,
+    before: datetime,
+    now: datetime,
+    batch_size: int,
+    progress: Callable[[int], None] = lambda _done: None,
+) -> int:
+    """Drop or mask the chat content of finished runs created before ``before``: the bodies
+    (PostgreSQL's full-text column follows them: redacted text is no longer found), the URL
+    summaries, the text in media and stage records, the CLI stderr tails. Outcomes, URLs and
+    their verdicts, reasons, timings and exit codes stay. ``redacted_at`` says when."""
+    redacted = 0
+    for ids in _batches(_unredacted(before), batch_size):
+        with transaction.atomic():
+            runs = list(
+                Run.objects.filter(id__in=ids, redacted_at__isnull=True)
+                .select_for_update()
+                .only("id", "media", "stage_records")
+            )
+            for run in runs:
+                run.media = redact_content(run.media, policy)
+                run.stage_records = redact_content(run.stage_records, policy)
+            Run.objects.bulk_update(runs, ["media", "stage_records"])
+            Run.objects.filter(id__in=ids).update(
+                original_body=_redacted("original_body", policy),
+                enriched_body=_redacted("enriched_body", policy),
+                redacted_at=now,
+            )
+            UrlDecision.objects.filter(run_id__in=ids).update(summary=_redacted("summary", policy))
+            Attempt.objects.filter(url_decision__run_id__in=ids).update(
+                stderr_tail=_redacted("stderr_tail", policy)
+            )
+        redacted += len(ids)
+        progress(redacted)
+    return redacted
+
+
+def _redacted(column: str, policy: RetentionPolicy) -> Case:
+    """Empty text stays empty (nothing was there to redact); any other becomes the
+    policy's replacement."""
+    return Case(When(**{column: ""}, then=Value("")), default=Value(policy.redacted_text("x")))

@@ -1,0 +1,146 @@
+"""Every page, the demo's run pages and the admin change pages in a real chromium at a phone
+(390x844) and a desktop (1440x900) size, light and dark (issue 33 acceptance).
+
+On each: the document never scrolls sideways, no console error or failed request, and axe
+finds no violation at all (any impact; /api/docs and the admin included). One browser and
+the session's one live server; run pages are sampled one per outcome and derived status,
+so the module stays well under three minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser import chromium, save_screenshot
+from tests.controlui.test_pages_browser import PageWatch, log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+VARIANTS = {
+    "phone-light": ((390, 844), "light"),
+    "phone-dark": ((390, 844), "dark"),
+    "desktop-light": ((1440, 900), "light"),
+    "desktop-dark": ((1440, 900), "dark"),
+}
+IDS = """
+from enrichment.models import Agent, EnrichmentConfig, Run
+from enrichment.selectors.status import derived_status_rows
+from richoutput.models import AssistantMessage
+if not Run.objects.exists():
+    from django.core.management import call_command
+    call_command("seed_demo", "--runs", "40", "--days", "2")
+runs = derived_status_rows(list(Run.objects.order_by("-pk")[:400]))
+picked = {}
+for run in runs:
+    flags = (run.outcome, run.has_media, run.attempts_failed, run.fallback_used, run.dns_failed)
+    picked.setdefault(flags, run.pk)
+longest = max(runs, key=lambda run: len(run.original_body) + len(run.enriched_body)).pk
+# The rarest kinds first (a DNS failure, a fallback, media), at most 6 pages in all.
+kinds = sorted(picked, key=lambda flags: (-sum(flags[1:]), flags[0]))
+ids = sorted({longest, *(picked[flags] for flags in kinds[:5])})
+print("IDS", ",".join(map(str, ids)), EnrichmentConfig.objects.get().pk,
+      Agent.objects.order_by("pk").first().pk, AssistantMessage.objects.order_by("pk").last().pk)
+"""
+
+
+@pytest.fixture(scope="module")
+def demo(live) -> dict[str, Any]:
+    output = live.manage("shell", "-c", IDS, timeout=300).stdout
+    runs, config, agent, message = output.split("IDS", 1)[1].split()
+    return {
+        "runs": [int(run) for run in runs.split(",")],
+        "config": int(config),
+        "agent": int(agent),
+        "message": int(message),
+    }
+
+
+def paths(demo: dict[str, Any]) -> dict[str, str]:
+    pages = {
+        "overview": "/",
+        "history": "/decisions/",
+        "history-facets": "/decisions/?outcome=success&outcome=skipped&range=7d&command=x",
+        "explain": "/explain/?message=see+https://example.com/a&channel=telegram&chatType=group",
+        "tools": "/tools/",
+        "render": "/render/",
+        "messages": "/messages/",
+        "message": f"/messages/{demo['message']}/",
+        "config-history": "/config/history/",
+        "not-found": "/decisions/999999999/",
+        "api-docs": "/api/docs",
+        "admin": "/admin/",
+        "admin-runs": "/admin/enrichment/run/",
+        "admin-config": f"/admin/enrichment/enrichmentconfig/{demo['config']}/change/",
+        "admin-agent": f"/admin/enrichment/agent/{demo['agent']}/change/",
+        "admin-run": f"/admin/enrichment/run/{demo['runs'][0]}/change/",
+    }
+    pages.update({f"run-{run}": f"/decisions/{run}/" for run in demo["runs"]})
+    return pages
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+def violations(page: Any) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [
+        f"{violation['id']} ({violation['impact']}): "
+        + ", ".join(str(node["target"]) for node in violation["nodes"][:3])
+        for violation in results.response["violations"]
+    ]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_page_fits_has_no_errors_and_no_axe_violation(live, demo, browser, variant):
+    (width, height), scheme = VARIANTS[variant]
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    log_in(context, live)
+    page = context.new_page()
+    problems: dict[str, list[str]] = {}
+    for name, path in paths(demo).items():
+        watch = PageWatch(page)
+        page.goto(live.base_url + path)
+        page.wait_for_load_state("networkidle")
+        if name == "api-docs":
+            page.wait_for_selector(".swagger-ui .opblock", timeout=15_000)
+            # Dark mode darkens the docs too instead of leaving a white block (item 11).
+            drawn = page.evaluate("getComputedStyle(document.querySelector('.api-docs')).filter")
+            if (scheme == "dark") != ("invert" in drawn):
+                problems[path] = [f"api docs filter {drawn!r} in {scheme} mode"]
+        found = [error for error in watch.errors if not (name == "not-found" and "404" in error)]
+        scroll_width = page.evaluate("document.documentElement.scrollWidth")
+        if scroll_width > width:
+            found.append(f"document is {scroll_width} px wide")
+        found += violations(page)
+        if found:
+            save_screenshot(page, f"every-page/{variant}-{name}.png")
+            problems.setdefault(path, []).extend(found)
+        page.remove_listener("console", watch.console)
+        page.remove_listener("response", watch.response)
+    context.close()
+    assert not problems, "\n".join(f"{path}: {found}" for path, found in problems.items())
+
+
+def test_an_offline_enrichment_from_the_overview_says_why(live, demo, browser) -> None:
+    """Issue 33, item 4: "Recorded as run #N skipped" comes with its reason, and a host that
+    does not resolve reads as a DNS failure, not as blocked."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    log_in(context, live)
+    page = context.new_page()
+    page.goto(live.base_url + "/")
+    page.fill("#enrich-body", "see https://offline-host.invalid/downloads/ please")
+    page.press("#enrich-body", "Enter")
+    page.wait_for_selector("#enrich-result[data-state=done]", timeout=30_000)
+    reasons = page.locator("#enrich-reasons li").all_inner_texts()
+    assert reasons == [
+        "https://offline-host.invalid/downloads/ — DNS failure: the host does not resolve"
+    ], reasons
+    context.close()
