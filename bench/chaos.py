@@ -6,12 +6,20 @@ fsynced on every write, so a restart keeps the job stream), then daphne and two
 ``manage.py runworker enrichment`` processes against them — never the machine's shared
 servers. The stored link model is the test summarizer CLI (every 4th URL sleeps 1 s).
 
-Three scenarios, each sending ``--messages`` messages over ``--sockets`` WebSockets (at most
+Five scenarios, each sending ``--messages`` messages over ``--sockets`` WebSockets (at most
 ``--window`` in flight per socket) while a fault is injected a few seconds in:
 
 - ``worker-kill``: one worker gets SIGKILL;
 - ``redis-restart``: Redis is stopped (SIGTERM) and started again 3 s later;
-- ``postgres-restart``: ``pg_ctl stop -m fast``, started again 3 s later.
+- ``postgres-restart``: ``pg_ctl stop -m fast``, started again 3 s later;
+- ``redis-restart-nopersist``: Redis restarted with no append-only file and no snapshot, so
+  every queued job is lost: each must still be answered (an ``error`` frame naming the loss,
+  by ``ENRICHMENT_JOB_DEADLINE_SECONDS``, set to ``--deadline`` here) and no run stays
+  ``running`` (the periodic sweeper);
+- ``kill-and-redis``: one worker SIGKILLed and Redis restarted (with its file) together.
+
+``--smoke`` sends 24 messages per scenario (seconds of traffic; the servers take longer to
+start).
 
 Nothing is restarted by hand during a scenario (between scenarios the killed worker is
 started again so that each scenario begins with two). Per scenario it prints: sent, result
@@ -51,6 +59,13 @@ PG_PORT = 16431
 REDIS_PORT = 16432
 WEB_PORT = 16433
 ANSWER_TIMEOUT = 240.0
+SCENARIOS = [
+    "worker-kill",
+    "redis-restart",
+    "postgres-restart",
+    "kill-and-redis",
+    "redis-restart-nopersist",
+]
 STORE_CONFIG = """
 import json
 from enrichment.config.changes import config_replace
@@ -91,7 +106,9 @@ class Redis:
         self.folder = folder
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, *, persist: bool = True) -> None:
+        if not persist:  # a restart that keeps nothing: no file to load either
+            shutil.rmtree(self.folder / "appendonlydir", ignore_errors=True)
         self.process = subprocess.Popen(
             [
                 "redis-server",
@@ -102,7 +119,7 @@ class Redis:
                 "--dir",
                 str(self.folder),
                 "--appendonly",
-                "yes",
+                "yes" if persist else "no",
                 "--appendfsync",
                 "always",
                 "--save",
@@ -167,7 +184,7 @@ async def one_socket(
                     if frame["type"] == "result":
                         tally.results += 1
                     else:
-                        tally.errors[re.sub(r"\d+", "N", frame["error"])[:90]] += 1
+                        tally.errors[_error_kind(frame["error"])] += 1
 
         def tally_left(all_ids: list[tuple[str, str]], waiting: set[str]) -> bool:
             return send_task is not None and not send_task.done()
@@ -179,6 +196,11 @@ async def one_socket(
             tally.closed += 1
         send_task.cancel()
         tally.unanswered += len(pending)
+
+
+def _error_kind(error: str) -> str:
+    """An error text with its job id and numbers masked, to count errors by kind."""
+    return re.sub(r"\d+", "N", re.sub(r"job [0-9a-f]{8,}", "job J", error))[:90]
 
 
 async def scenario_traffic(
@@ -241,6 +263,14 @@ def run_scenario(
     )
     for error, count in tally.errors.most_common(5):
         print(f"{'':19}{count:4} x error: {error}")
+    if name == "redis-restart-nopersist":
+        # Redis kept nothing: the jobs it lost have no run, but each was answered (an error).
+        answered_lost = lost <= sum(tally.errors.values())
+        return (
+            answered_lost
+            and tally.unanswered == duplicates == running == 0
+            and tally.sent == args.messages
+        )
     return tally.unanswered == lost == duplicates == running == 0 and tally.sent == args.messages
 
 
@@ -250,8 +280,12 @@ def main() -> int:
     parser.add_argument("--sockets", type=int, default=5)
     parser.add_argument("--window", type=int, default=16, help="in flight per socket (≤ 32)")
     parser.add_argument("--fault-after", type=float, default=4.0, help="seconds into a scenario")
-    parser.add_argument("--only", choices=["worker-kill", "redis-restart", "postgres-restart"])
+    parser.add_argument("--deadline", type=int, default=30, help="ENRICHMENT_JOB_DEADLINE_SECONDS")
+    parser.add_argument("--only", choices=SCENARIOS)
+    parser.add_argument("--smoke", action="store_true", help="24 messages per scenario")
     args = parser.parse_args()
+    if args.smoke:
+        args.messages, args.sockets, args.fault_after = 24, 2, 1.5
 
     folder = Path(tempfile.mkdtemp(prefix="chaos-"))
     postgres, redis_server = Postgres(folder), Redis(folder)
@@ -262,6 +296,8 @@ def main() -> int:
         DATABASE_URL=dsn,
         REDIS_URL=f"redis://127.0.0.1:{REDIS_PORT}/0",
         CHANNEL_LAYER_PREFIX="chaos",
+        ENRICHMENT_JOB_DEADLINE_SECONDS=str(args.deadline),
+        ENRICHMENT_SWEEP_SECONDS="2",
         CONTROLUI_VAR_DIR=str(folder / "var"),
         PYTHONUNBUFFERED="1",
     )
@@ -318,6 +354,15 @@ def main() -> int:
             time.sleep(3)
             redis_server.start()
 
+        def restart_redis_without_persistence() -> None:
+            redis_server.stop()
+            time.sleep(3)
+            redis_server.start(persist=False)
+
+        def kill_worker_and_restart_redis() -> None:
+            kill_worker()
+            restart_redis()
+
         def restart_postgres() -> None:
             postgres.stop()
             time.sleep(3)
@@ -327,6 +372,9 @@ def main() -> int:
             ("worker-kill", kill_worker),
             ("redis-restart", restart_redis),
             ("postgres-restart", restart_postgres),
+            ("kill-and-redis", kill_worker_and_restart_redis),
+            # Last: the Redis it leaves behind keeps nothing on a further restart.
+            ("redis-restart-nopersist", restart_redis_without_persistence),
         ]
         ok = True
         for name, fault in scenarios:

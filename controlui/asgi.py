@@ -29,13 +29,17 @@ from controlui.metrics import route_of  # noqa: E402
 from controlui.request_limits import body_limit_for, credential_need_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
 from enrichment.jobs.channel_worker import EnrichmentWorker  # noqa: E402
-from enrichment.services.interrupted import recover_interrupted_runs  # noqa: E402
+from enrichment.services.interrupted import (  # noqa: E402
+    recover_interrupted_runs,
+    sweeper_start,
+)
 from enrichment.services.links import start_extraction_pool  # noqa: E402
 from server import connections, daphne_body  # noqa: E402
 from server.request_metrics import RequestMetrics  # noqa: E402
 from server.ws_origin import SameOriginValidator  # noqa: E402
 
 recover_interrupted_runs()
+sweeper_start()  # and periodically: runs past the job deadline are closed
 # Body limits are enforced while daphne receives the body, before Django buffers anything.
 # Upload routes check credentials first: 401 without storing an anonymous body.
 daphne_body.install(

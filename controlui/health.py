@@ -33,6 +33,17 @@ class WorkersStatus(Schema):
     detail: str | None = None
 
 
+class JobsStatus(Schema):
+    """Enrichment jobs that did not end in time: still ``running`` past the job deadline
+    (``overdue``), or closed by the sweeper within the last deadline (``lost``)."""
+
+    ok: bool
+    deadlineSeconds: int
+    overdue: int
+    lost: int
+    detail: str | None = None
+
+
 class RetentionOut(Schema):
     """The decision log's retention (README "Retention"). ``nextPruneAt``: when the next
     kept run falls due for removal (in the past: a prune pass is due); null when nothing
@@ -53,6 +64,7 @@ class HealthOut(Schema):
     database: BackendStatus
     channelLayer: BackendStatus
     workers: WorkersStatus | None = None
+    jobs: JobsStatus | None = None
     retention: RetentionOut | None = None
 
 
@@ -116,7 +128,10 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
     database = database_status()
     layer = channel_layer_status()
     workers = workers_status()
-    healthy = database.ok and layer.ok and (workers is None or workers.ok)
+    jobs = jobs_status() if database.ok else None
+    healthy = (
+        database.ok and layer.ok and (workers is None or workers.ok) and (jobs is None or jobs.ok)
+    )
     status = "ok" if healthy else "degraded"
     body: HealthOut | PublicHealthOut = (
         HealthOut(
@@ -124,6 +139,7 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
             database=database,
             channelLayer=layer,
             workers=workers,
+            jobs=jobs,
             retention=retention_status() if database.ok else None,
         )
         if _authenticated(request)
@@ -145,6 +161,31 @@ def workers_status() -> WorkersStatus | None:
         queued=status.queued,
         running=status.running,
         detail=status.detail,
+    )
+
+
+def jobs_status() -> JobsStatus:
+    """Overdue and lost jobs (the deadline of ``ENRICHMENT_JOB_DEADLINE_SECONDS``)."""
+    from django.conf import settings
+
+    from enrichment.services.interrupted import lost_runs_count, overdue_runs_count
+
+    deadline = int(settings.ENRICHMENT_JOB_DEADLINE_SECONDS)
+    overdue = overdue_runs_count(deadline)
+    lost = lost_runs_count(deadline)
+    reasons = []
+    if overdue:
+        reasons.append(f"{overdue} run(s) still running past the {deadline} s job deadline")
+    if lost:
+        reasons.append(
+            f"{lost} run(s) closed as overdue in the last {deadline} s (worker or queue lost them)"
+        )
+    return JobsStatus(
+        ok=not reasons,
+        deadlineSeconds=deadline,
+        overdue=overdue,
+        lost=lost,
+        detail="; ".join(reasons) or None,
     )
 
 

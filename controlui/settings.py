@@ -120,12 +120,27 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = read_redis_url("REDIS_URL")
 # Processes that extract pages for the built-in link-understand (started with the server).
 EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
+# Time one page's extraction may take in its process (below the links' 30 s timeout) before
+# the process is killed and replaced and the link fails with "extraction-timeout".
+EXTRACTION_TIMEOUT_SECONDS = read_int("EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
+# Fairness: pages of one host take at most this many of those processes at once.
+EXTRACTION_SLOTS_PER_HOST = read_int(
+    "EXTRACTION_SLOTS_PER_HOST", max(1, EXTRACTION_WORKERS // 2), minimum=1
+)
 # A run's progress frames (``/ws/enrich/``) go out only once it has lasted this long: quick
 # work answers with its result alone (``HeldProgress`` in ``enrichment/pipeline/stages.py``).
 PROGRESS_AFTER_MS = read_int("PROGRESS_AFTER_MS", 500, minimum=0)
 # Wall-clock budget of one attachment or upload extraction (PDF, text) before its worker is
 # killed and the file is skipped with "extraction-timeout".
 FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)
+# Every enrichment job ends within this many seconds: a socket whose job has no final frame
+# by then gets an ``error`` frame naming why (the worker or Redis lost it), and the periodic
+# sweeper (enrichment/services/interrupted.py) closes runs still ``running`` past it as
+# ``interrupted``; /api/health is ``degraded`` while such runs exist.
+ENRICHMENT_JOB_DEADLINE_SECONDS = read_int("ENRICHMENT_JOB_DEADLINE_SECONDS", 300, minimum=5)
+# How often each server and worker process sweeps for runs past that deadline (0: never; the
+# test suite sweeps by hand).
+ENRICHMENT_SWEEP_SECONDS = read_int("ENRICHMENT_SWEEP_SECONDS", 30, minimum=0)
 # PostgreSQL: time budget of the history page's result count and facet counts together.
 HISTORY_COUNTS_BUDGET_MS = read_int("HISTORY_COUNTS_BUDGET_MS", 30, minimum=1)
 # Alerts (enrichment/services/alerts.py). Webhooks go through the SSRF guard: only public

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from asgiref.sync import async_to_sync
+from django.contrib import admin, messages
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.functional import cached_property
 
 from enrichment import admin_problems  # noqa: F401  (registers problems and alerts)
 from enrichment.config import admin as config_admin  # noqa: F401  (registers the config admin)
+from enrichment.jobs.rerun import MAX_RERUN, RERUNNABLE, runs_rerun
 from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
 from enrichment.selectors.explain import run_scope_source
 
@@ -68,6 +71,37 @@ class RunAdmin(ReadOnlyAdmin):
     date_hierarchy = None
     ordering = ("-created_at", "-id")
     inlines = [UrlDecisionInline]
+    actions = ["run_again"]
+
+    @admin.action(description=f"Run again (interrupted or failed runs, at most {MAX_RERUN})")
+    def run_again(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
+        runs = list(queryset.filter(outcome__in=RERUNNABLE).order_by("id")[: MAX_RERUN + 1])
+        if not runs:
+            self.message_user(
+                request,
+                "None of the selected runs was interrupted or failed: nothing to run again.",
+                messages.WARNING,
+            )
+            return
+        if len(runs) > MAX_RERUN:
+            self.message_user(
+                request,
+                f"Select at most {MAX_RERUN} interrupted or failed runs to run again.",
+                messages.ERROR,
+            )
+            return
+        for rerun in async_to_sync(runs_rerun)(runs):
+            if rerun.error is None:
+                self.message_user(
+                    request, f"Run {rerun.run_id} ran again as run {rerun.new_run_id}."
+                )
+            else:
+                self.message_user(
+                    request,
+                    f"Run {rerun.run_id} could not run again: {rerun.error}",
+                    messages.ERROR,
+                )
+
     # The stored 0-based index would read as a different rule than every page shows.
     exclude = ("matched_rule",)
     readonly_fields = ("scope_decision",)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.exceptions import ChannelFull
+from django.conf import settings
 from pydantic import ValidationError
 
 from common import metrics
@@ -36,6 +37,14 @@ POLL_SECONDS = 1.0
 # A job nobody has started after this long, with no worker alive, gets a "queued" notice.
 NOTICE_AFTER_SECONDS = 2.0
 QUEUED_NO_WORKER = "Queued: no enrichment worker is running; the request runs when one starts."
+
+
+def deadline_error(seconds: float, job: str) -> str:
+    """The error frame's text for a job with no answer by the deadline."""
+    return (
+        f"deadline: no answer within {seconds:.0f} s (job {job}); the worker or the job "
+        "queue lost it, try again"
+    )
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -304,6 +313,7 @@ class QueuedJobs:
                 logger.exception("queued jobs: poll failed; trying again in a second")
 
     async def poll(self) -> None:
+        await self.answer_overdue()
         jobs = dict(self.jobs)
         finals = await jobqueue.finals_fetch(list(jobs))
         for job, frame in finals.items():
@@ -325,6 +335,27 @@ class QueuedJobs:
                 self.noticed.add(job)
                 notice = {"type": "progress", "stage": "queued", "text": QUEUED_NO_WORKER}
                 await self.tell(jobs[job].socket.send_json({**notice, "id": jobs[job].request_id}))
+
+    async def answer_overdue(self) -> None:
+        """Every job ends: one with no final by the deadline gets an ``error`` frame.
+
+        Runs before Redis is asked anything, so a job lost with Redis (restarted without
+        persistence), or a Redis that stays down, still gets its answer.
+        """
+        deadline = float(settings.ENRICHMENT_JOB_DEADLINE_SECONDS)
+        now = time.monotonic()
+        for job, queued in list(self.jobs.items()):
+            if now - queued.submitted > deadline:
+                frame = {
+                    "type": "error",
+                    "id": queued.request_id,
+                    "error": deadline_error(deadline, job),
+                }
+                self.discard(job)
+                logger.warning(
+                    "job %s: no answer within %.0f s, answered with an error", job, deadline
+                )
+                await self.tell(queued.socket.enrich_frame({"frame": frame, "job": job}))
 
     async def tell(self, sending: Awaitable[None]) -> None:
         try:

@@ -19,6 +19,8 @@ os.environ["CHANNEL_LAYER_PREFIX"] = "test-" + os.environ.get("PYTEST_XDIST_WORK
 # the suite asserts the counts, which a busy CI machine must not turn into "took too long".
 # The budget itself is tested on its own (tests/common/test_bounded.py, test_history_page.py).
 os.environ.setdefault("HISTORY_COUNTS_BUDGET_MS", "10000")
+# No background sweeper thread in tests (they call the sweep themselves).
+os.environ.setdefault("ENRICHMENT_SWEEP_SECONDS", "0")
 
 # Property tests assert answers, not speed (speed lives in bench/): no per-example deadline,
 # so a busy 2-core machine cannot turn a slow example into a failure.

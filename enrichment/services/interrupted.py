@@ -1,5 +1,6 @@
 """Runs left ``running`` by a process that stopped (a crash, a kill, a lost machine) are
-closed as ``interrupted`` when a server or worker starts, and the dashboards are told."""
+closed as ``interrupted`` when a server or worker starts, and periodically (the sweeper:
+runs still ``running`` past ``ENRICHMENT_JOB_DEADLINE_SECONDS``), and the dashboards are told."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 from datetime import timedelta
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
@@ -43,6 +46,90 @@ def recover_interrupted_runs() -> None:
         logger.warning("marked %d run(s) left running by a stopped process as interrupted", count)
         interrupted_runs_group(count)
         interrupted_runs_push(count)
+
+
+def overdue_error(seconds: int) -> str:
+    return (
+        f"overdue: still running {seconds} s after it started (the job deadline); "
+        "the worker running it stopped or hung"
+    )
+
+
+def runs_mark_overdue(deadline_seconds: int) -> int:
+    """Close the runs still ``running`` more than ``deadline_seconds`` after they started."""
+    cutoff = timezone.now() - timedelta(seconds=deadline_seconds)
+    return Run.objects.filter(outcome=Run.Outcome.RUNNING, created_at__lt=cutoff).update(
+        outcome=Run.Outcome.INTERRUPTED,
+        error=overdue_error(deadline_seconds),
+        finished_at=timezone.now(),
+    )
+
+
+def overdue_runs_count(deadline_seconds: int) -> int:
+    """Runs still ``running`` past the deadline (the sweeper has not closed them yet)."""
+    cutoff = timezone.now() - timedelta(seconds=deadline_seconds)
+    return Run.objects.filter(outcome=Run.Outcome.RUNNING, created_at__lt=cutoff).count()
+
+
+def lost_runs_count(deadline_seconds: int) -> int:
+    """Runs the sweeper closed within the last ``deadline_seconds``."""
+    since = timezone.now() - timedelta(seconds=deadline_seconds)
+    return Run.objects.filter(
+        outcome=Run.Outcome.INTERRUPTED, finished_at__gte=since, error__startswith="overdue:"
+    ).count()
+
+
+def sweep_overdue_runs() -> int:
+    """One sweep: close overdue runs, group them into their problem, tell the dashboards."""
+    try:
+        count = runs_mark_overdue(settings.ENRICHMENT_JOB_DEADLINE_SECONDS)
+    except (DatabaseError, RuntimeError) as exc:
+        logger.warning("could not sweep overdue runs: %s", exc)
+        return 0
+    if count:
+        logger.warning("closed %d run(s) still running past the job deadline", count)
+        interrupted_runs_group(count)
+        interrupted_runs_push(count)
+    return count
+
+
+_sweeper_lock = threading.Lock()
+_sweeper: threading.Thread | None = None
+_sweeper_stop = threading.Event()
+
+
+def sweeper_start() -> None:
+    """Sweep every ``ENRICHMENT_SWEEP_SECONDS`` in a daemon thread (once per process)."""
+    global _sweeper
+    interval = settings.ENRICHMENT_SWEEP_SECONDS
+    if not interval:
+        return
+    with _sweeper_lock:
+        if _sweeper is not None and _sweeper.is_alive():
+            return
+        _sweeper_stop.clear()
+        _sweeper = threading.Thread(
+            target=_sweep_forever, args=(interval,), name="overdue-run-sweeper", daemon=True
+        )
+        _sweeper.start()
+
+
+def sweeper_stop() -> None:
+    """Stop the sweeper thread (tests; a server's sweeper ends with its process)."""
+    _sweeper_stop.set()
+    if _sweeper is not None:
+        _sweeper.join(timeout=10)
+
+
+def _sweep_forever(interval: float) -> None:
+    while not _sweeper_stop.wait(interval):
+        try:
+            sweep_overdue_runs()
+        except Exception:  # the sweeper must outlive any one failed sweep
+            logger.exception("overdue run sweep failed")
+        finally:
+            with contextlib.suppress(DatabaseError, RuntimeError):
+                connection.close()
 
 
 def interrupted_runs_group(count: int) -> None:

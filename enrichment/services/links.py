@@ -33,6 +33,7 @@ from django.core.cache.backends.redis import RedisCache, RedisSerializer
 from common import metrics
 from enrichment.pipeline.config.model import Config, WebFetchConfig
 from enrichment.pipeline.fetch.cli_environment import fetch_environment
+from enrichment.pipeline.fetch.fair_slots import FairSlots, slot_key
 from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.fetch.process_pool import ProcessPool, measuring_cpu
@@ -60,6 +61,42 @@ def extraction_pool() -> ProcessPool:
             _pool.start()
             atexit.register(_pool.close)
         return _pool
+
+
+_fair_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairSlots] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class ExtractionTimeout(Exception):
+    """One extraction ran past ``EXTRACTION_TIMEOUT_SECONDS``; its process was replaced."""
+
+    def __init__(self, seconds: float) -> None:
+        self.reason = (
+            f"extraction-timeout: extracting the page took over {seconds:g} s "
+            "(its process was stopped)"
+        )
+        super().__init__(self.reason)
+
+
+async def fair_extract(function: Callable[..., T], *args: Any) -> T:
+    """Extract in the pool, at most ``EXTRACTION_SLOTS_PER_HOST`` pages of one host at once:
+    one sender's slow pages cannot hold every process while other users' links wait.
+
+    Each extraction has ``EXTRACTION_TIMEOUT_SECONDS`` once it holds a process (below a
+    link's own timeout, so a hostile page ends with a reason naming it); past that its
+    process is killed and replaced (``ProcessPool.run`` on cancellation).
+    """
+    slots = _fair_slots.setdefault(
+        asyncio.get_running_loop(), FairSlots(settings.EXTRACTION_SLOTS_PER_HOST)
+    )
+    seconds = float(settings.EXTRACTION_TIMEOUT_SECONDS)
+    async with slots.hold(slot_key(args)):
+        try:
+            async with asyncio.timeout(seconds):
+                return await extract_measured(function, *args)
+        except TimeoutError:
+            raise ExtractionTimeout(seconds) from None
 
 
 def start_extraction_pool() -> None:
@@ -175,7 +212,7 @@ def link_runner(
             settings=settings,
             max_stdout_bytes=max_stdout_bytes,
             cache=cache_for_run,
-            extract=extract_measured,
+            extract=fair_extract,
             resolve=resolve,
         )
 

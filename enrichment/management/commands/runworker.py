@@ -12,7 +12,7 @@ from typing import Any
 from channels.management.commands.runworker import Command as ChannelsRunworker
 
 from enrichment.jobs import stream as jobqueue
-from enrichment.services.interrupted import recover_interrupted_runs
+from enrichment.services.interrupted import recover_interrupted_runs, sweeper_start
 
 
 class Command(ChannelsRunworker):
@@ -24,6 +24,7 @@ class Command(ChannelsRunworker):
             from enrichment.services.links import start_extraction_pool
 
             recover_interrupted_runs()
+            sweeper_start()
             # Pre-warmed before the first job, as in daphne (controlui/asgi.py): the built-in
             # link-understand extracts pages there.
             start_extraction_pool()

@@ -90,8 +90,7 @@ def drop_hidden(tree: lxml.html.HtmlElement, *, keep_textless: bool = False) -> 
     panels = _disclosure_panel_ids(tree) | _streamed_segment_ids(tree)
     # Elements that never render (script, style...) go first, so the page's word count used
     # by the reveal-wrapper rule below counts only text a reader could see.
-    for element in list(tree.iter(*HIDDEN_TAGS)):
-        drop(element)
+    drop_all(list(tree.iter(*HIDDEN_TAGS)))
     doomed = []
     for element in hidden_elements(tree):
         if keep_textless and not element.text_content().strip():
@@ -100,10 +99,8 @@ def drop_hidden(tree: lxml.html.HtmlElement, *, keep_textless: bool = False) -> 
             _show(element)  # the extractors downstream skip hidden blocks on their own
         else:
             doomed.append(element)
-    for element in _without_reveal_wrappers(tree, doomed):
-        drop(element)
-    for element in _closed_dialogs(tree):
-        drop(element)
+    drop_all(_without_reveal_wrappers(tree, doomed))
+    drop_all(_closed_dialogs(tree))
 
 
 def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
@@ -300,3 +297,42 @@ def drop(element: etree._Element) -> None:
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(element)
+
+
+def drop_all(elements: list[etree._Element]) -> None:
+    """``drop`` each of ``elements`` in turn, in time linear in their number.
+
+    Dropping siblings one by one appends each tail to the same text (the parent's, or the
+    sibling before the run of dropped ones), copying that growing text every time: a page of
+    200,000 ``<span hidden>x</span>y`` took over a minute. Here the tails moving to one place
+    are gathered and joined once, with the same result as ``drop`` called on each in order.
+    """
+    gathered: dict[tuple[etree._Element, bool], list[str]] = {}
+
+    def flush(target: etree._Element, is_tail: bool) -> None:
+        pieces = gathered.pop((target, is_tail), None)
+        if pieces is not None:
+            if is_tail:
+                target.tail = "".join(pieces)
+            else:
+                target.text = "".join(pieces)
+
+    for element in elements:
+        parent = element.getparent()
+        if parent is None:
+            continue
+        # Text already gathered for the element itself lands before it goes.
+        flush(element, True)
+        flush(element, False)
+        tail = element.tail
+        if tail:
+            previous = element.getprevious()
+            target, is_tail = (previous, True) if previous is not None else (parent, False)
+            pieces = gathered.get((target, is_tail))
+            if pieces is None:
+                current = target.tail if is_tail else target.text
+                pieces = gathered[(target, is_tail)] = [current or ""]
+            pieces.append(tail)
+        parent.remove(element)
+    for target, is_tail in list(gathered):
+        flush(target, is_tail)

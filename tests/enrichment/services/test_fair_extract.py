@@ -1,0 +1,41 @@
+"""The extraction pool as the links use it: a per-task deadline that replaces the process,
+and a cap per host (``FairSlots``, tested on its own in tests/enrichment/pipeline/fetch)."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from enrichment.pipeline.fetch.process_pool import ProcessPool
+from enrichment.services import links
+from enrichment.services.links import ExtractionTimeout, fair_extract
+
+
+@pytest.fixture
+def small_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProcessPool]:
+    pool = ProcessPool(1)
+    monkeypatch.setattr(links, "extraction_pool", lambda: pool)
+    yield pool
+    pool.close()
+
+
+def test_an_extraction_past_its_deadline_ends_with_a_reason_and_a_fresh_process(
+    small_pool: ProcessPool, settings
+) -> None:
+    settings.EXTRACTION_TIMEOUT_SECONDS = 1
+
+    async def scenario() -> tuple[str, int]:
+        with pytest.raises(ExtractionTimeout) as caught:
+            await fair_extract(time.sleep, 30)
+        return caught.value.reason, await fair_extract(operator.add, 2, 3)
+
+    small_pool.start()
+    before = small_pool.pids()
+    reason, answer = asyncio.run(scenario())
+    assert reason.startswith("extraction-timeout: extracting the page took over 1 s")
+    assert answer == 5  # the pool still works: the stuck process was replaced
+    assert small_pool.pids() != before
