@@ -57,15 +57,19 @@ class LiveServer:
         return self.base_url.replace("http://", "ws://")
 
     def manage(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        done = subprocess.run(
             [sys.executable, "manage.py", *args],
             cwd=ROOT,
             env=self.env,
             capture_output=True,
             text=True,
             timeout=timeout,
-            check=True,
         )
+        if done.returncode != 0:  # the command's own words, not only its exit status
+            raise AssertionError(
+                f"manage.py {args[0]} exited {done.returncode}:\n{done.stderr[-3000:]}"
+            )
+        return done
 
     def login_cookies(
         self, username: str = "live-admin", password: str = "live-admin-pass-123"
