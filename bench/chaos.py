@@ -286,6 +286,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.smoke:
         args.messages, args.sockets, args.fault_after = 24, 2, 1.5
+        print("smoke run (24 messages per scenario): the figures below are not measurements")
 
     folder = Path(tempfile.mkdtemp(prefix="chaos-"))
     postgres, redis_server = Postgres(folder), Redis(folder)

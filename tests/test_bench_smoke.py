@@ -31,14 +31,8 @@ def test_the_bench_folder_holds_scripts() -> None:
     assert {"links.py", "render.py", "history.py", "extraction.py", "ws_load.py"} <= names
 
 
-# Rewritten by the task-engine work (issue 29), which brings its mode.
-PENDING = {"chaos.py"}
-
-
 @pytest.mark.parametrize("script", bench_scripts(), ids=lambda path: path.name)
-def test_bench_script_runs_in_smoke_mode(script: Path, tmp_path: Path) -> None:
-    if script.name in PENDING:
-        pytest.skip(f"{script.name} gets its smoke mode with its rewrite")
+def test_bench_script_runs_in_smoke_mode(script: Path) -> None:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -47,7 +41,6 @@ def test_bench_script_runs_in_smoke_mode(script: Path, tmp_path: Path) -> None:
         if not key.startswith(("DJANGO_", "PYTEST_", "CHANNEL_LAYER_PREFIX"))
         and key not in {"DATABASE_URL", "REDIS_URL"}
     }
-    env["TMPDIR"] = str(tmp_path)
     done = subprocess.run(
         [sys.executable, str(script), "--smoke"],
         cwd=ROOT,
