@@ -267,9 +267,13 @@ class Run(models.Model):
         db_index=True,
         help_text="Id of the worker job that ran it (empty when run in the web process).",
     )
+    # A default in the database too: code of the release before (during a rolling deploy)
+    # and raw inserts that do not name the column still write runs.
     trace_id = models.CharField(
         max_length=32,
         blank=True,
+        default="",
+        db_default="",
         help_text="OpenTelemetry trace id of the run (empty when tracing is off).",
     )
     # When its chat content (bodies, link summaries, media text, CLI stderr) was removed by

@@ -12,6 +12,8 @@ class Migration(migrations.Migration):
             name="trace_id",
             field=models.CharField(
                 blank=True,
+                default="",
+                db_default="",
                 help_text="OpenTelemetry trace id of the run (empty when tracing is off).",
                 max_length=32,
             ),

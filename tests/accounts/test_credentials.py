@@ -10,7 +10,9 @@ from accounts.credentials import credentials_valid
 from accounts.models import ApiToken
 from accounts.tokens import token_digest, token_generate
 
-pytestmark = pytest.mark.django_db
+# Transactional: the edge calls this in a worker thread and closes that thread's stale
+# connections after each check, which PostgreSQL refuses inside a test's atomic block.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_token(user) -> tuple[str, ApiToken]:
