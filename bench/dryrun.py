@@ -28,6 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.databases import ensure_postgres_database  # noqa: E402
+
 SMOKE = "--smoke" in sys.argv[1:]
 if SMOKE:
     # A throwaway SQLite file: the smoke run checks the script, not PostgreSQL's speed.
@@ -38,23 +41,8 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/h14")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
 
 
-def ensure_database(url: str) -> None:
-    """Create the benchmark's database on a fresh server (a new machine has none)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    import psycopg
-
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as connection:
-        found = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        if found.fetchone() is None:
-            connection.execute(f'CREATE DATABASE "{name}"')
-
-
 if not SMOKE:
-    ensure_database(os.environ["DATABASE_URL"])
+    ensure_postgres_database(os.environ["DATABASE_URL"])
 
 import django  # noqa: E402
 

@@ -50,8 +50,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.databases import ensure_postgres_database, migrate  # noqa: E402
+
 SQLITE_PATH = ROOT / "var" / "bench" / "history.sqlite3"
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_DATABASE = "controlui_bench"
 API_TARGET_MS = 50.0
 HTML_TARGET_MS = 80.0
@@ -302,16 +303,6 @@ class LogGenerator:
 # --- Loading -------------------------------------------------------------------------------
 
 
-def migrate(database_url: str) -> None:
-    env = {**os.environ, "DATABASE_URL": database_url}
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-
-
 def check_columns(actual: dict[str, list[str]]) -> None:
     for table, columns in TABLES.items():
         if set(actual[table]) != set(columns):
@@ -368,12 +359,7 @@ def pg_url(database: str) -> str:
 def seed_postgres(database: str, runs: int, reseed: bool) -> None:
     import psycopg
 
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        exists = admin.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [database]
-        ).fetchone()
-        if not exists:
-            admin.execute(f'CREATE DATABASE "{database}"')
+    ensure_postgres_database(pg_url(database))
     migrate(pg_url(database))
     with psycopg.connect(pg_url(database)) as db:
         count = db.execute("SELECT count(*) FROM enrichment_run").fetchone()[0]  # type: ignore[index]

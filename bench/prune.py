@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -27,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.databases import ensure_postgres_database, migrate  # noqa: E402
 
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_DATABASE = "controlui_bench_prune"
@@ -86,25 +87,11 @@ class Writer:
                 time.sleep(0.005)
 
 
-def migrate(database_url: str) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": database_url},
-        check=True,
-    )
-
-
 def prepare_postgres(runs: int) -> str:
     import psycopg
 
     url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_DATABASE
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        exists = admin.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [PG_DATABASE]
-        ).fetchone()
-        if not exists:
-            admin.execute(f'CREATE DATABASE "{PG_DATABASE}"')
+    ensure_postgres_database(url)
     migrate(url)
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as connection:
