@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.databases import ensure_postgres_database, migrate  # noqa: E402
+from enrichment.pipeline.links.derived import derived_status  # noqa: E402
 
 SQLITE_PATH = ROOT / "var" / "bench" / "history.sqlite3"
 PG_DATABASE = "controlui_bench"
@@ -95,6 +96,7 @@ _WORDS_TEXT = (
     "onboarding release notes roadmap feature flag experiment metrics alert pager rotation"
 )
 WORDS = tuple(_WORDS_TEXT.split())
+PRIVATE_ADDRESS = "blocked: resolves to private address 10.0.0.7"
 
 RUN_COLUMNS = (
     "id",
@@ -120,6 +122,9 @@ RUN_COLUMNS = (
     "job",
     "redacted_at",
     "trace_id",
+    "attempts_failed",
+    "fallback_used",
+    "dns_failed",
 )
 URL_COLUMNS = (
     "id",
@@ -178,6 +183,13 @@ class Chunk:
     attempts: list[tuple[Any, ...]]
 
 
+ATTEMPT_COMMAND, ATTEMPT_OUTCOME = (
+    ATTEMPT_COLUMNS.index("command"),
+    ATTEMPT_COLUMNS.index("outcome"),
+)
+URL_BLOCKED, URL_REASON = URL_COLUMNS.index("blocked"), URL_COLUMNS.index("reason")
+
+
 class LogGenerator:
     """Deterministic rows in table-column order; ids ascend with (roughly) created_at."""
 
@@ -224,7 +236,12 @@ class LogGenerator:
             for _ in range(url_total)
         ]
         body = f"{self.text(14)} {' '.join(urls)} {self.text(10)} ref-{rng.randrange(10**6)}"
+        first_url, first_attempt = len(chunk.urls), len(chunk.attempts)
         summaries = [self.add_url(chunk, run_id, i, url, outcome) for i, url in enumerate(urls)]
+        status = derived_status(  # as the product stores it (services.runs.runs_finish)
+            [(a[ATTEMPT_COMMAND], a[ATTEMPT_OUTCOME]) for a in chunk.attempts[first_attempt:]],
+            [u[URL_REASON] for u in chunk.urls[first_url:] if u[URL_BLOCKED]],
+        )
         enriched = ""
         if outcome == "success":
             enriched = body + "".join(
@@ -257,6 +274,9 @@ class LogGenerator:
                 "",
                 None,
                 "",
+                self.flag(status.attempts_failed),
+                self.flag(status.fallback_used),
+                self.flag(status.dns_failed),
             )
         )
 
@@ -264,6 +284,12 @@ class LogGenerator:
         rng = self.rng
         self.url_id += 1
         blocked = rng.random() < 0.05
+        # One blocked URL in fifty is a host that did not resolve: a rare derived status.
+        reason = (
+            ("hostname does not resolve" if rng.random() < 0.02 else PRIVATE_ADDRESS)
+            if blocked
+            else ""
+        )
         attempts = 1 if blocked else rng.choice((1, 1, 1, 2))
         succeeded = outcome == "success" and not blocked
         summary = f"Summary of {url}: {self.text(12)}" if succeeded else ""
@@ -274,7 +300,7 @@ class LogGenerator:
                 position,
                 url,
                 self.flag(blocked),
-                "blocked: resolves to private address 10.0.0.7" if blocked else "",
+                reason,
                 '["10.0.0.7"]' if blocked else '["93.184.216.34"]',
                 attempts - 1 if succeeded else None,
                 summary,
@@ -607,6 +633,17 @@ def scenarios(rng: random.Random) -> list[Scenario]:
             "HTML status (derived)",
             "html",
             [f"{history}?status={status}" for status in ("media", "attempts-failed")],
+        ),
+        Scenario(
+            "HTML statuses any-of",
+            "html",
+            [
+                f"{history}?status=attempts-failed&status=fallback",
+                f"{history}?status=fallback&status=dns-failure",
+                f"{history}?status=attempts-failed&status=fallback&status=dns-failure",
+                f"{history}?status=dns-failure",  # rare: one blocked URL in fifty
+                f"{history}?status=media&status=dns-failure&outcome=skipped",
+            ],
         ),
         Scenario(
             "HTML multi-select facets",

@@ -279,6 +279,19 @@ class Run(models.Model):
     # When its chat content (bodies, link summaries, media text, CLI stderr) was removed by
     # redaction (enrichment.services.retention); the decisions stay. None: never redacted.
     redacted_at = models.DateTimeField(null=True, blank=True)
+    # Derived statuses (enrichment.pipeline.links.derived), stored with the run's decisions so
+    # the history filters any mix of them on this table alone; database defaults as above.
+    attempts_failed = models.BooleanField(
+        default=False, db_default=False, help_text="CLI attempts failed and no URL got a result."
+    )
+    fallback_used = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="An attempt failed; a later CLI entry of the chain succeeded.",
+    )
+    dns_failed = models.BooleanField(
+        default=False, db_default=False, help_text="A link's host did not resolve."
+    )
 
     objects = RunQuerySet.as_manager()
 
@@ -318,6 +331,15 @@ class Run(models.Model):
                 include=["outcome", "channel", "chat_type"],
                 condition=~models.Q(media=[]),
                 name="run_media_history",
+            ),
+            # Any mix of the derived statuses: the few runs that have one, newest first.
+            models.Index(
+                fields=["-created_at", "-id"],
+                include=["outcome", "channel", "chat_type"],
+                condition=models.Q(attempts_failed=True)
+                | models.Q(fallback_used=True)
+                | models.Q(dns_failed=True),
+                name="run_flagged_history",
             ),
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
             # The history's other orders (selectors.SORTS): the same expressions, then id.

@@ -33,7 +33,7 @@ from enrichment.models import (
     RunQuerySet,
     UrlDecision,
 )
-from enrichment.selectors.status import STATUSES, derived_status_rows, status_condition
+from enrichment.selectors.status import STATUSES, status_condition, with_media_flag
 from enrichment.selectors.text_search import (
     body_text_condition,
     check_text_filters,
@@ -54,6 +54,9 @@ SUMMARY_FIELDS = (
     "url_count",
     "duration_ms",
     "redacted_at",
+    "attempts_failed",
+    "fallback_used",
+    "dns_failed",
 )
 
 # The history's orders (``sort`` parameter): time (the default, newest first), duration and
@@ -300,11 +303,9 @@ def decision_list(
 ) -> KeysetPage[Run]:
     """One page of runs in the filters' order (newest first by default); the cursor points
     after the last run shown."""
-    runs = filters.apply(Run.objects.only(*SUMMARY_FIELDS))
+    runs = with_media_flag(filters.apply(Run.objects.only(*SUMMARY_FIELDS)))
     with planned(filters.q, filters.url, runs.db):
-        page = keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
-    derived_status_rows(page.items)
-    return page
+        return keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
 
 
 def decision_get(*, run_id: int) -> Run:
@@ -361,9 +362,8 @@ def decision_export_chunk(*, filters: HistoryFilters, after: Run | None = None) 
     """The next chunk of matching runs after ``after`` (a run of the previous chunk), in the
     filters' order (keyset, so an export of a million runs never holds more than one chunk)."""
     ordering = filters.ordering
-    runs = ordering.sorted(filters.apply(Run.objects.only(*SUMMARY_FIELDS)))
+    runs = ordering.sorted(with_media_flag(filters.apply(Run.objects.only(*SUMMARY_FIELDS))))
     if after is not None:
         runs = runs.filter(ordering.after(getattr(after, SORT_KEY), after.pk))
     with planned(filters.q, filters.url, runs.db):
-        chunk = list(runs[:EXPORT_CHUNK])
-    return derived_status_rows(chunk)
+        return list(runs[:EXPORT_CHUNK])

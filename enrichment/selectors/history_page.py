@@ -20,16 +20,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import BooleanField, ExpressionWrapper
 
 from common.bounded import within
 from common.distribution import DurationSummary, summarize_durations
 from common.keyset import KeysetPage
-from enrichment.models import Attempt, Run, RunQuerySet, UrlDecision
-from enrichment.pipeline.links.decisions import SSRF_COMMAND
-from enrichment.pipeline.net.ssrf import UNRESOLVED
+from enrichment.models import Run, RunQuerySet
 from enrichment.selectors import DEFAULT_SORT, HistoryFilters, decision_list
-from enrichment.selectors.status import STATUSES, status_condition
+from enrichment.selectors.status import FLAGS, STATUSES, with_media_flag
 from enrichment.selectors.text_search import planned
 
 COUNT_CAP = 1000
@@ -119,46 +116,17 @@ def facet_counts(filters: HistoryFilters) -> dict[str, list[Facet]]:
     return counts
 
 
-# Derived statuses are counted over fewer runs than the other facets: each needs a look at the
-# run's attempts, and past a few hundred runs PostgreSQL answers EXISTS with a hash over the
-# whole attempts table (bench/history.py: 5,000 runs took 0.8 s, 500 take 6 ms).
-STATUS_WINDOW = 500
-
-
 def status_counts(filters: HistoryFilters) -> list[Facet]:
-    """Runs per derived status among the newest ``STATUS_WINDOW`` matching runs: their ids
-    (an index range), then one pass over just their URL decisions."""
-    runs = filters.apply(Run.objects.all()).history_order()
-    media = ExpressionWrapper(status_condition("media"), output_field=BooleanField())
-    rows = list(runs.annotate(has_media=media).values_list("pk", "has_media")[:STATUS_WINDOW])
-    counts = dict.fromkeys(STATUSES, 0)
-    if not rows:
-        return [Facet(status, 0) for status in STATUSES]
-    ids = [pk for pk, _ in rows]
-    counts["media"] = sum(1 for _, has_media in rows if has_media)
-    urls, attempts = UrlDecision._meta.db_table, Attempt._meta.db_table
-    marks = ", ".join(["%s"] * len(ids))
-    attempt = (
-        f"EXISTS (SELECT 1 FROM {attempts} a WHERE a.url_decision_id = u.id"
-        f" AND a.outcome = %s AND a.command <> %s)"
-    )
-    sql = (
-        "SELECT SUM(CASE WHEN failed = 1 AND ok = 0 THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN failed = 1 AND ok = 1 THEN 1 ELSE 0 END), SUM(dns)"
-        " FROM (SELECT u.run_id,"
-        f" MAX(CASE WHEN {attempt} THEN 1 ELSE 0 END) AS failed,"
-        f" MAX(CASE WHEN {attempt} THEN 1 ELSE 0 END) AS ok,"
-        " MAX(CASE WHEN u.blocked AND u.reason = %s THEN 1 ELSE 0 END) AS dns"
-        f" FROM {urls} u WHERE u.run_id IN ({marks}) GROUP BY u.run_id) r"
-    )
-    params: list[str | int] = ["failed", SSRF_COMMAND, "success", SSRF_COMMAND, UNRESOLVED, *ids]
+    """Runs per derived status among the newest ``FACET_WINDOW`` matching runs, as the other
+    facets: the flags are on the run rows (one index range, summed by the database)."""
+    runs = with_media_flag(filters.apply(Run.objects.all()).history_order())
+    window = runs.values(*FLAGS.values())[:FACET_WINDOW]
+    sql, params = window.query.get_compiler(using=runs.db).as_sql()
+    sums = ", ".join(f"SUM(CASE WHEN w.{flag} THEN 1 ELSE 0 END)" for flag in FLAGS.values())
     with connections[runs.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        failed, fallback, dns = cursor.fetchone()
-    counts.update(
-        {"attempts-failed": failed or 0, "fallback": fallback or 0, "dns-failure": dns or 0}
-    )
-    return [Facet(status, counts[status]) for status in STATUSES]
+        cursor.execute(f"SELECT {sums} FROM ({sql}) w", params)
+        totals = cursor.fetchone()
+    return [Facet(status, total or 0) for status, total in zip(FLAGS, totals, strict=True)]
 
 
 def duration_summary(filters: HistoryFilters) -> DurationSummary:

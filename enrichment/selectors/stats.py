@@ -17,7 +17,7 @@ from django.utils import timezone
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.net.ssrf import UNRESOLVED
 from enrichment.pipeline.net.urls import display_host
-from enrichment.selectors.status import derived_status_rows
+from enrichment.selectors.status import with_media_flag
 
 
 @dataclass(frozen=True)
@@ -224,9 +224,18 @@ def _top_hosts(decisions: QuerySet[UrlDecision], limit: int, scan: int) -> list[
 
 def recent_runs(*, limit: int = 10) -> list[Run]:
     runs = Run.objects.only(
-        "id", "created_at", "channel", "chat_type", "session_key", "outcome", "url_count"
+        "id",
+        "created_at",
+        "channel",
+        "chat_type",
+        "session_key",
+        "outcome",
+        "url_count",
+        "attempts_failed",
+        "fallback_used",
+        "dns_failed",
     )
-    return derived_status_rows(list(runs.history_order()[:limit]))
+    return list(with_media_flag(runs).history_order()[:limit])
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,9 @@ from common.logs import log_context
 from common.storable import storable_text
 from enrichment import resolver
 from enrichment.config.cache import config_in_force
-from enrichment.models import Run
+from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.config.model import Config
+from enrichment.pipeline.links.derived import derived_status
 from enrichment.pipeline.stages import HeldProgress, StagesResult, run_stages
 from enrichment.pipeline.templates import MessageContext
 from enrichment.services import links, media
@@ -160,6 +161,16 @@ class Finish:
     duration_ms: int
 
 
+FINISH_FIELDS = (
+    "enriched_body",
+    "duration_ms",
+    "finished_at",
+    "attempts_failed",
+    "fallback_used",
+    "dns_failed",
+)
+
+
 def runs_finish(finishes: Sequence[Finish]) -> None:
     """Store the new bodies and every stage's record (rows included) of these runs in one
     transaction: the new rows of each model in one INSERT for all the runs, then each run's
@@ -175,7 +186,14 @@ def runs_finish(finishes: Sequence[Finish]) -> None:
         writes = stages_store(run, finish.result.records)
         for row in writes.rows:  # in order: a row only points at rows of models before it
             rows.setdefault(type(row), []).append(row)
-        updates.append((run, ["enriched_body", "duration_ms", "finished_at", *writes.fields]))
+        status = derived_status(
+            [(row.command, row.outcome) for row in writes.rows if isinstance(row, Attempt)],
+            [row.reason for row in writes.rows if isinstance(row, UrlDecision) and row.blocked],
+        )
+        run.attempts_failed = status.attempts_failed
+        run.fallback_used = status.fallback_used
+        run.dns_failed = status.dns_failed
+        updates.append((run, [*FINISH_FIELDS, *writes.fields]))
         recorded.append((run, writes.rows))
     with transaction.atomic():
         for model, new_rows in rows.items():

@@ -16,7 +16,7 @@ from common.errors import InvalidInput, NotFound, PermissionDenied
 from enrichment import selectors
 from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
-from enrichment.selectors.history_page import STATUS_WINDOW, history_page
+from enrichment.selectors.history_page import history_page
 from enrichment.selectors.problems import problem_ids_for
 from enrichment.selectors.retention import retention_status
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
@@ -195,7 +195,6 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         custom_range=bool((filters.since or filters.until) and not filters.range),
         hidden_filters=[(name, filter_params[name]) for name in HIDDEN if name in filter_params],
         durations=found.durations,
-        status_window=f"{STATUS_WINDOW:,}",
     )
     return context, 200
 

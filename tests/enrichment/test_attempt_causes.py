@@ -13,6 +13,7 @@ import pytest
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.pipeline.links.causes import attempt_cause, url_verdict
 from tests.enrichment.selectors.test_exports import streamed
+from tests.enrichment.stored import restate
 from tests.enrichment.views.test_history import make_run
 
 CAUSES = [
@@ -113,6 +114,7 @@ def dns_run() -> Run:
         outcome="blocked",
         reason="hostname does not resolve",
     )
+    restate(run)
     return run
 
 

@@ -31,6 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+# The attempt the links stage records for a URL the SSRF guard refused: the blocked host
+# is already the failure, so that attempt is not a second one.
+from enrichment.pipeline.links.decisions import SSRF_COMMAND
+
 KINDS = {
     "run-error": "Run failed",
     "run-interrupted": "Run interrupted",
@@ -39,9 +43,6 @@ KINDS = {
     "media-failed": "Media model failed",
     "file-failed": "File extraction failed",
 }
-# The attempt the links stage records for a URL the SSRF guard refused: the blocked host
-# is already the failure, so that attempt is not a second one.
-SSRF_COMMAND = "ssrf"
 MAX_SUBJECT = 300
 RUN_FAILURE_OUTCOMES = {"error": "run-error", "interrupted": "run-interrupted"}
 

@@ -180,3 +180,63 @@ def test_a_message_the_database_refuses_fails_alone_and_the_others_start(summari
     assert isinstance(refused, Exception) and "too long" in str(refused)
     assert [run.original_body for run in Run.objects.order_by("pk")] == ["first", "third"]
     assert (first[1].message_id, third[1].message_id) == ("m1", "m3")
+
+
+def test_a_stored_run_keeps_its_derived_statuses_and_the_history_filters_any_mix(
+    user_client, summarizer
+) -> None:
+    """The statuses are stored with the run's decisions: a fallback, a failure and a DNS
+    failure, each found by ``?status=`` alone and in any mix (one query on the runs)."""
+    from enrichment.pipeline.links.decisions import Attempt as Tried
+    from enrichment.pipeline.links.decisions import LinkDecision
+    from enrichment.pipeline.links.decisions import UrlDecision as Decided
+    from enrichment.pipeline.links.stage import LinkResult
+    from enrichment.pipeline.stages import StagesResult
+    from enrichment.services import runs as services
+    from tests.enrichment.test_api import streamed
+
+    def finish(number: int, decided: tuple[Decided, ...], outcome: str) -> Run:
+        finished = _finished_run(number)
+        result = StagesResult(
+            "body", {"links": LinkResult("body", LinkDecision(outcome, None, decided))}
+        )
+        services.runs_finish([services.Finish(finished.run, result, duration_ms=10)])
+        return Run.objects.get(pk=finished.run.pk)
+
+    def tried(command: str, outcome: str) -> Tried:
+        return Tried("cli", command, (command,), outcome, None, 0, 5, 0, "")
+
+    url = "http://127.0.0.1/x"
+    broken, working = tried("broken", "failed"), tried("summarize", "success")
+    fallback = finish(0, (Decided(url, False, None, (), (broken, working), working),), "success")
+    failed = finish(1, (Decided(url, False, None, (), (broken,), None),), "skipped")
+    guard = Tried("cli", "ssrf", (), "skipped", "hostname does not resolve", None, 0, 0, "")
+    dns = Decided("http://nowhere.invalid/", True, "hostname does not resolve", (), (guard,), None)
+    unresolved = finish(2, (dns,), "skipped")
+    plain = finish(3, (Decided(url, False, None, (), (working,), working),), "success")
+
+    assert (fallback.fallback_used, fallback.attempts_failed, fallback.dns_failed) == (
+        True,
+        False,
+        False,
+    )
+    assert (failed.attempts_failed, failed.fallback_used) == (True, False)
+    assert unresolved.dns_failed and not unresolved.attempts_failed
+    assert not (plain.attempts_failed or plain.fallback_used or plain.dns_failed)
+
+    def listed(query: str) -> set[int]:
+        response = user_client.get("/api/decisions?" + query)
+        assert response.status_code == 200, response.content
+        return {item["runId"] for item in response.json()["items"]}
+
+    assert listed("status=fallback") == {fallback.pk}
+    assert listed("status=fallback&status=dns-failure") == {fallback.pk, unresolved.pk}
+    assert listed("status=attempts-failed&status=fallback&status=dns-failure") == {
+        fallback.pk,
+        failed.pk,
+        unresolved.pk,
+    }
+    exported = user_client.get("/api/decisions/export", {"format": "json"})
+    items = json.loads(streamed(exported))
+    statuses = {item["runId"]: item["statuses"] for item in items}
+    assert statuses[failed.pk] == ["attempts-failed"] and statuses[plain.pk] == []

@@ -16,6 +16,7 @@ from enrichment.config.store import config_document
 from enrichment.models import Attempt, Run, UrlDecision
 from enrichment.selectors import stats
 from tests.enrichment.conftest import summarizer_config
+from tests.enrichment.stored import restate
 
 pytestmark = pytest.mark.django_db
 
@@ -65,6 +66,7 @@ def make_run(
             )
             for index in range(attempts)
         )
+    restate(run)
     return run
 
 
@@ -186,12 +188,12 @@ def test_overview_queries_do_not_grow_with_runs(user_client, django_assert_num_q
     make_runs(2)
     user_client.get("/")  # warm the session
     # session, user, totals, chart, 3 tops (failing, blocked, DNS failures), the failing
-    # commands' problems, recent runs and their derived status, and the retention card's
+    # commands' problems, recent runs (their derived statuses on the rows), the retention card's
     # oldest run and last pass (runs kept forever: no outcome is ever due)
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(11):
         user_client.get("/")
     make_runs(20)
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(11):
         user_client.get("/")
 
 
@@ -313,16 +315,16 @@ def test_history_pages_older_newer_and_first(user_client) -> None:
 @pytest.mark.parametrize("count", [1, 30], ids=["1-run", "30-runs"])
 def test_history_query_count_is_constant(user_client, django_assert_num_queries, count) -> None:
     make_runs(count, urls=3, attempts=2)
-    # session, user, saved views, one page of runs, their derived status, the bounded count,
-    # one facet grouping (no facet is chosen, so the three share their filters), the status
-    # counts (two queries), the durations; on PostgreSQL the URL fragment is planned first
+    # session, user, saved views, one page of runs (their derived statuses are on the rows),
+    # the bounded count, one facet grouping (no facet is chosen, so the three share their
+    # filters), the status counts, the durations; on PostgreSQL the URL fragment is planned first
     # (text_search.planned: the table size, an estimate, the runs of a rare fragment in a
     # savepoint)
     planning = 7 if connection.vendor == "postgresql" else 0
     # On PostgreSQL the count, the facets and the durations each run with a time budget: a
     # savepoint, the timeout set and put back, its release (common.bounded).
     budgets = 12 if connection.vendor == "postgresql" else 0
-    with django_assert_num_queries(10 + planning + budgets):
+    with django_assert_num_queries(8 + planning + budgets):
         response = user_client.get("/decisions/?url=example.com")
     assert len(run_ids(response.content.decode())) == count
 
