@@ -332,14 +332,17 @@ class Run(models.Model):
                 condition=~models.Q(media=[]),
                 name="run_media_history",
             ),
-            # Any mix of the derived statuses: the few runs that have one, newest first.
-            models.Index(
-                fields=["-created_at", "-id"],
-                include=["outcome", "channel", "chat_type"],
-                condition=models.Q(attempts_failed=True)
-                | models.Q(fallback_used=True)
-                | models.Q(dns_failed=True),
-                name="run_flagged_history",
+            # Each derived status: the runs that have it, newest first (a rare one, such as a
+            # DNS failure, is found without walking the runs that have another). Any mix of
+            # them is an OR of these indexes.
+            *(
+                models.Index(
+                    fields=["-created_at", "-id"],
+                    include=["outcome", "channel", "chat_type"],
+                    condition=models.Q(**{flag: True}),
+                    name=f"run_{flag}_history",
+                )
+                for flag in ("attempts_failed", "fallback_used", "dns_failed")
             ),
             models.Index(fields=["session_key", "-created_at"], name="run_session_key"),
             # The history's other orders (selectors.SORTS): the same expressions, then id.

@@ -82,16 +82,16 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunPython(fill_stored_runs, migrations.RunPython.noop, elidable=True),
-        AddIndexWithoutLock(
-            model_name="run",
-            index=models.Index(
-                condition=models.Q(
-                    ("attempts_failed", True), ("fallback_used", True), ("dns_failed", True),
-                    _connector="OR",
+        *(
+            AddIndexWithoutLock(
+                model_name="run",
+                index=models.Index(
+                    condition=models.Q((flag, True)),
+                    fields=["-created_at", "-id"],
+                    include=("outcome", "channel", "chat_type"),
+                    name=f"run_{flag}_history",
                 ),
-                fields=["-created_at", "-id"],
-                include=("outcome", "channel", "chat_type"),
-                name="run_flagged_history",
-            ),
+            )
+            for flag in ("attempts_failed", "fallback_used", "dns_failed")
         ),
     ]
