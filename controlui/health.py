@@ -124,14 +124,18 @@ def _authenticated(request: HttpRequest) -> bool:
     response={200: HealthOut | PublicHealthOut, 503: HealthOut | PublicHealthOut},
 )
 def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
-    """``{status}`` for anyone; logged-in callers (session or token) also get each backend."""
+    """``{status}`` for anyone; logged-in callers (session or token) also get each backend.
+    ``degraded`` names any fault; the HTTP status is 503 only when this process cannot serve
+    (database or channel layer down), for a load balancer's check."""
     database = database_status()
     layer = channel_layer_status()
     workers = workers_status()
     jobs = jobs_status() if database.ok else None
-    healthy = (
-        database.ok and layer.ok and (workers is None or workers.ok) and (jobs is None or jobs.ok)
-    )
+    # 503 only when this process cannot serve (its database or channel layer is down): a load
+    # balancer then sends its requests elsewhere. Workers missing or jobs overdue degrade the
+    # service as a whole, not this process, and another instance would answer the same: 200.
+    serving = database.ok and layer.ok
+    healthy = serving and (workers is None or workers.ok) and (jobs is None or jobs.ok)
     status = "ok" if healthy else "degraded"
     body: HealthOut | PublicHealthOut = (
         HealthOut(
@@ -145,7 +149,7 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
         if _authenticated(request)
         else PublicHealthOut(status=status)
     )
-    return Status(200 if healthy else 503, body)
+    return Status(200 if serving else 503, body)
 
 
 def workers_status() -> WorkersStatus | None:

@@ -169,11 +169,13 @@ def live_server(
         # Up means answering; with workers started, also their first heartbeat (health says
         # "degraded" until a worker is live, and a test would see that as a fault).
         expect_workers = bool(env.get("REDIS_URL")) and workers != 0
-        wanted = (200,) if expect_workers else (200, 503)
         deadline = time.monotonic() + (60 if expect_workers else 30)
         while True:
             try:
-                if httpx.get(server.base_url + "/api/health", timeout=2).status_code in wanted:
+                health = httpx.get(server.base_url + "/api/health", timeout=2)
+                if health.status_code in (200, 503) and (
+                    not expect_workers or health.json() == {"status": "ok"}
+                ):
                     break
             except httpx.HTTPError:
                 pass

@@ -66,7 +66,7 @@ def upload_length(size: int) -> int:
 
 class Probe:
     """GET /api/health every 50 ms in a thread; the latencies of the answers. Any answer
-    counts (with Redis and no worker the health is 503 "degraded"): a failure is no answer."""
+    counts (with Redis down the health is 503 "degraded"): a failure is no answer."""
 
     def __init__(self, server: LiveServer) -> None:
         self.url = server.base_url + "/api/health"

@@ -370,7 +370,7 @@ def test_health_degrades_without_a_live_worker_and_reports_queue_depth(
     job_stream.zadd(names.workers, {"gone:1": time.time() - 60})  # beat a minute ago
 
     response = user_client.get("/api/health")
-    assert response.status_code == 503
+    assert response.status_code == 200  # degraded, but this process serves
     body = response.json()
     assert body["status"] == "degraded"
     assert body["workers"] == {

@@ -50,7 +50,8 @@ def test_health_is_degraded_while_a_run_is_overdue_and_after_it_was_swept(
     running_run(timedelta(seconds=120))
     response = user_client.get("/api/health")
     body = response.json()
-    assert response.status_code == 503
+    # Degraded, yet this process serves: a load balancer must not take it out (200).
+    assert response.status_code == 200
     assert body["status"] == "degraded"
     assert body["jobs"]["overdue"] == 1
     assert "still running past the 60 s job deadline" in body["jobs"]["detail"]
