@@ -27,14 +27,14 @@ VARIANTS = {
 }
 IDS = """
 from enrichment.models import Agent, EnrichmentConfig, Run
-from enrichment.selectors.status import derived_status_rows
+from enrichment.selectors.status import with_media_flag
 from richoutput.models import AssistantMessage
 # The session's live server is shared: earlier tests may have left runs but no demo agents
 # or assistant messages, which this test visits too.
 if not (Run.objects.exists() and Agent.objects.exists() and AssistantMessage.objects.exists()):
     from django.core.management import call_command
     call_command("seed_demo", "--runs", "40", "--days", "2")
-runs = derived_status_rows(list(Run.objects.order_by("-pk")[:400]))
+runs = list(with_media_flag(Run.objects.order_by("-pk"))[:400])
 picked = {}
 for run in runs:
     flags = (run.outcome, run.has_media, run.attempts_failed, run.fallback_used, run.dns_failed)
