@@ -60,7 +60,7 @@ def _count() -> None:
 def job(kind: str) -> None:
     if kind == "extract":
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlui.settings")
-        from enrichment.pipeline.fetch.extraction import extract_html
+        from enrichment.pipeline.extract.page import extract_html
 
         extract_html(_PAGE, None, mode="text")
     _count()

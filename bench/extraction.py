@@ -34,11 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trafilatura  # noqa: E402
 
-from enrichment.pipeline.fetch.extraction import (  # noqa: E402
-    ExtractionError,
-    extract_html,
-    markdown_to_text,
-)
+from enrichment.pipeline.extract.page import ExtractionError, extract_html  # noqa: E402
+from enrichment.pipeline.extract.text import markdown_to_text  # noqa: E402
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "data" / "extraction"
 SHINGLE = 4

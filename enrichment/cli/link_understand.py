@@ -60,7 +60,7 @@ from enrichment.pipeline.fetch.link_understand import (
 from enrichment.pipeline.net.ssrf import SsrfPolicy
 
 if TYPE_CHECKING:
-    from enrichment.pipeline.fetch.extraction import ExtractMode
+    from enrichment.pipeline.extract.page import ExtractMode
     from enrichment.pipeline.fetch.webfetch import PageCache
     from enrichment.pipeline.net.http import FetchResponse
 
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{FETCH_ENV}: {error}")
     request = page_request(parsed, settings)
     # Imported only now: --help and bad arguments need neither the HTTP client nor the extractor.
-    from enrichment.pipeline.fetch.extraction import ExtractionError
+    from enrichment.pipeline.extract.page import ExtractionError
     from enrichment.pipeline.net.http import FetchError
 
     try:
@@ -168,7 +168,7 @@ def _from_stdin(request: PageRequest, settings: WebFetchConfig) -> str:
 
 
 def _from_file(request: PageRequest) -> str:
-    from enrichment.pipeline.fetch.extraction import ExtractionError
+    from enrichment.pipeline.extract.page import ExtractionError
     from enrichment.pipeline.fetch.link_understand import extract_file
 
     path = request.html_file or ""

@@ -37,7 +37,7 @@ from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.wrapper import resolve_max_chars
 
 if TYPE_CHECKING:  # the console script imports this module first: keep it light
-    from enrichment.pipeline.fetch.extraction import ExtractMode
+    from enrichment.pipeline.extract.page import ExtractMode
     from enrichment.pipeline.fetch.webfetch import PageResult
 
 BUILTIN_COMMAND = "link-understand"
@@ -245,7 +245,7 @@ def page_output(result: PageResult, request: PageRequest) -> str:
 def extract_fetched(url: str, response: Any, mode: ExtractMode, max_chars: int) -> PageResult | str:
     """Extraction of a fetched page; an extraction failure comes back as its reason (a str)
     so the caller need not import the extractor to unpickle its exception."""
-    from enrichment.pipeline.fetch.extraction import ExtractionError
+    from enrichment.pipeline.extract.page import ExtractionError
     from enrichment.pipeline.fetch.webfetch import page_result_from_response
 
     try:
@@ -260,7 +260,7 @@ def extract_file(
     """``--html-file``: (output, None) or (None, failure reason)."""
     import gzip
 
-    from enrichment.pipeline.fetch.extraction import ExtractionError, extract_html
+    from enrichment.pipeline.extract.page import ExtractionError, extract_html
     from enrichment.pipeline.fetch.webfetch import compose_page_text
     from enrichment.pipeline.fetch.wrapper import wrap_with_limit
 
@@ -344,7 +344,7 @@ def extract_stdin_page(
     raw: bytes, url: str | None, mode: ExtractMode, max_chars: int, wrap: bool
 ) -> tuple[str | None, str | None]:
     """The page from stdin (already checked): (output, None) or (None, failure reason)."""
-    from enrichment.pipeline.fetch.extraction import ExtractionError, extract_content
+    from enrichment.pipeline.extract.page import ExtractionError, extract_content
     from enrichment.pipeline.fetch.webfetch import compose_page_text
     from enrichment.pipeline.fetch.wrapper import wrap_with_limit
 
@@ -360,7 +360,7 @@ def extract_stdin_page(
 
 def warm_up() -> None:
     """Import the extractor and run it once, so the first real page pays nothing extra."""
-    from enrichment.pipeline.fetch.extraction import extract_html
+    from enrichment.pipeline.extract.page import extract_html
 
     page = b"<html><body><article><p>Warm up the extractor once.</p></article></body></html>"
     # Too little text may count as no content; the imports and first parse are what matter.

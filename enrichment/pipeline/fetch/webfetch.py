@@ -23,7 +23,7 @@ from enrichment.pipeline.net.ssrf import (
 )
 
 if TYPE_CHECKING:  # extraction (trafilatura, lxml) loads only where pages are extracted
-    from enrichment.pipeline.fetch.extraction import ExtractedContent, ExtractMode
+    from enrichment.pipeline.extract.page import ExtractedContent, ExtractMode
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def page_result_from_response(
 ) -> PageResult:
     """Extract, compose and wrap a fetched body: the CPU-bound half of ``read_page`` (the
     in-process fetcher runs it in its extraction pool). Raises ExtractionError."""
-    from enrichment.pipeline.fetch.extraction import media_type_of
+    from enrichment.pipeline.extract.decode import media_type_of
 
     extracted = _extract_response(response, mode)
     content = compose_page_text(extracted, mode)
@@ -136,11 +136,7 @@ def _extract_response(response: FetchResponse, mode: ExtractMode) -> ExtractedCo
     We first try what the body looks like (HTML is extracted, plain UTF-8 kept): only when
     that finds nothing does the untyped body stand for itself, e.g. ``caf\xe9 ok`` in
     CP1252 or an HTML shell with no readable text."""
-    from enrichment.pipeline.fetch.extraction import (
-        ExtractedContent,
-        ExtractionError,
-        extract_content,
-    )
+    from enrichment.pipeline.extract.page import ExtractedContent, ExtractionError, extract_content
 
     try:
         return extract_content(
@@ -156,7 +152,7 @@ def _extract_response(response: FetchResponse, mode: ExtractMode) -> ExtractedCo
 
 
 def _untyped_text(body: bytes) -> str | None:
-    from enrichment.pipeline.fetch.extraction import strip_invisible
+    from enrichment.pipeline.extract.decode import strip_invisible
     from enrichment.pipeline.files.encodings import decode_text, detect_text_encoding
     from enrichment.pipeline.files.extraction import sniff_binary_magic
 

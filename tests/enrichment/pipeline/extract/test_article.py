@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from enrichment.pipeline.fetch.extraction import extract_html
+from enrichment.pipeline.extract.page import extract_html
 
 LEAD = (
     "The city council voted on Tuesday to close the old harbour bridge to cars from May, "

@@ -11,12 +11,8 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from enrichment.pipeline.extract.hidden import hidden_elements, is_hidden
-from enrichment.pipeline.fetch.extraction import (
-    _PARSER,
-    ExtractionError,
-    _parse_html,
-    extract_html,
-)
+from enrichment.pipeline.extract.page import ExtractionError, extract_html
+from enrichment.pipeline.extract.parse import PARSER, parse_html
 
 PARAGRAPHS = "".join(
     f"<p>Paragraph {i} of the visible article explains the harbour works in plain words, "
@@ -296,8 +292,8 @@ def test_page_parsed_from_utf8_gives_the_tree_of_the_text(html: str) -> None:
         except (etree.ParserError, ValueError) as error:
             return type(error).__name__
 
-    assert parsed(_parse_html) == parsed(
-        lambda text: lxml.html.document_fromstring(text, parser=_PARSER)
+    assert parsed(parse_html) == parsed(
+        lambda text: lxml.html.document_fromstring(text, parser=PARSER)
     )
 
 
@@ -313,7 +309,7 @@ def test_an_xhtml_page_that_declares_its_encoding_is_read(declaration: str) -> N
         f"{declaration}<!DOCTYPE html><html xmlns='http://www.w3.org/1999/xhtml'>"
         "<head><title>Notes</title></head><body><p>Caf\u00e9 opens at nine.</p></body></html>"
     )
-    tree = _parse_html(page)
+    tree = parse_html(page)
     assert tree.find(".//p").text_content() == "Caf\u00e9 opens at nine."
 
 

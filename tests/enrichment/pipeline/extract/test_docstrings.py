@@ -11,11 +11,8 @@ import pytest
 import enrichment.pipeline.extract as extract_package
 
 MODULES = sorted(
-    [
-        f"enrichment.pipeline.extract.{info.name}"
-        for info in pkgutil.iter_modules(extract_package.__path__)
-    ]
-    + ["enrichment.pipeline.fetch.extraction"]
+    f"enrichment.pipeline.extract.{info.name}"
+    for info in pkgutil.iter_modules(extract_package.__path__)
 )
 
 

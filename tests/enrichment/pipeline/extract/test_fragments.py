@@ -12,7 +12,7 @@ from enrichment.pipeline.extract.fragments import (
     read_as_text,
     text_runs,
 )
-from enrichment.pipeline.fetch.extraction import extract_html
+from enrichment.pipeline.extract.page import extract_html
 
 RUN = '<div>The first point of this guide is <a href="/t">simple</a>: start early.</div>'
 

@@ -7,9 +7,9 @@ import pytest
 from lxml import etree
 
 from enrichment.pipeline.extract.choose import choose_for_kind
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.region import main_region, region_candidate
 from enrichment.pipeline.extract.signals import page_kind, schema_types
-from enrichment.pipeline.fetch.extraction import extract_html
 
 from .pages import CHROME, FOOTER, FORUM, POSTS
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from enrichment.pipeline.extract.choose import choose_for_kind
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.signals import product_description
-from enrichment.pipeline.fetch.extraction import extract_html
 
 from .pages import CHROME, FOOTER
 

@@ -6,9 +6,10 @@ import lxml.html
 import pytest
 
 from enrichment.pipeline.extract.choose import records_are_content, records_replace
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import words_on_page
-from enrichment.pipeline.fetch.extraction import extract_html, markdown_to_text
+from enrichment.pipeline.extract.text import markdown_to_text
 
 RESULTS = [
     ("Night trains of Europe", "Sleeper routes from Vienna, Paris and Zurich, with fares."),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.spacing import protect_inline_spaces, restore_inline_spaces
-from enrichment.pipeline.fetch.extraction import extract_html
 
 MODES = pytest.mark.parametrize("mode", ["text", "markdown"])
 PARAGRAPHS = [

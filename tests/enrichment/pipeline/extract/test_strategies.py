@@ -7,8 +7,8 @@ import pytest
 
 from enrichment.pipeline.extract.candidates import resiliparse_candidate
 from enrichment.pipeline.extract.markdown import prepare_for_markdown
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.region import region_candidate
-from enrichment.pipeline.fetch.extraction import extract_html
 
 from .pages import DOCS, FORUM, ITEMS, LISTING, POSTS, PRODUCT
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.trim import article_body, trim_after_body
-from enrichment.pipeline.fetch.extraction import extract_html
 
 BODY = [
     "Cast iron pans rust when water sits on them, so dry the pan on a low flame after washing "

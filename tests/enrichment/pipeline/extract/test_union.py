@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from enrichment.pipeline.extract import page as extraction
+from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.union import MAX_GAP_WORDS, fill_gaps
-from enrichment.pipeline.fetch import extraction
-from enrichment.pipeline.fetch.extraction import extract_html
 
 STEPS = [f"Step {i} of the guide explains how the tool reads page {i} in order." for i in range(8)]
 SKIPPED = "Note: on Windows run the same command from a PowerShell window instead."

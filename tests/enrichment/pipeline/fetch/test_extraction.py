@@ -9,17 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enrichment.pipeline.fetch import extraction
-from enrichment.pipeline.fetch.extraction import (
-    ExtractionError,
-    _drop_empty_links,
-    decode_body,
-    extract_content,
-    extract_html,
-    markdown_to_text,
-    media_type_of,
-    strip_invisible,
-)
+from enrichment.pipeline.extract import page as extraction
+from enrichment.pipeline.extract.decode import decode_body, media_type_of, strip_invisible
+from enrichment.pipeline.extract.page import ExtractionError, extract_content, extract_html
+from enrichment.pipeline.extract.parse import drop_empty_links
+from enrichment.pipeline.extract.text import markdown_to_text
 
 BLOG = """<!doctype html><html><head><title>Growing basil indoors | Green Thumb</title>
 <meta name="description" content="meta text that is not content"></head><body>
@@ -297,7 +291,7 @@ def test_markdown_drops_the_links_that_show_no_words() -> None:
         '<div><a name="top"></a><h2><a href="#tips"></a>Tips</h2><p>See <a href="/x">x</a>'
         ' and <a href="/y"><img src="y.png"></a> here.</p></div>'
     )
-    _drop_empty_links(tree)
+    drop_empty_links(tree)
     assert lxml.html.tostring(tree, encoding="unicode") == (
         '<div><h2>Tips</h2><p>See <a href="/x">x</a> and <a href="/y"><img src="y.png"></a>'
         " here.</p></div>"

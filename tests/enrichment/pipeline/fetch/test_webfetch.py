@@ -15,7 +15,7 @@ import ada_url
 import pytest
 import trustme
 
-from enrichment.pipeline.fetch.extraction import ExtractionError
+from enrichment.pipeline.extract.page import ExtractionError
 from enrichment.pipeline.fetch.webfetch import PageCache, read_page
 from enrichment.pipeline.fetch.wrapper import END_MARKER, SECURITY_NOTICE, START_MARKER
 from enrichment.pipeline.net import http as webfetch_async

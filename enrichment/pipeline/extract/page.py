@@ -47,16 +47,11 @@ An HTML page goes through these steps; each names the module that holds its rule
 
 from __future__ import annotations
 
-import codecs
 import json
-import re
 from dataclasses import dataclass
-from itertools import islice
 from typing import Literal
 
-import charset_normalizer
 import lxml.html
-from lxml import etree
 
 from enrichment.pipeline.extract.article import MIN_BODY_WORDS, article_text
 from enrichment.pipeline.extract.candidates import (
@@ -66,19 +61,19 @@ from enrichment.pipeline.extract.candidates import (
     unwrap_heading_buttons,
 )
 from enrichment.pipeline.extract.choose import Choice, choose_for_kind, records_replace
-from enrichment.pipeline.extract.forms import drop_email_forms
+from enrichment.pipeline.extract.decode import decode_body, media_type_of, strip_invisible
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
     holds_any_lead,
     read_as_text,
     text_runs,
 )
-from enrichment.pipeline.extract.hidden import drop, drop_hidden
 from enrichment.pipeline.extract.markdown import (
     prepare_for_markdown,
     unescape_word_underscores,
     unwrap_card_links,
 )
+from enrichment.pipeline.extract.parse import PARSER, clean_tree, drop_empty_links
 from enrichment.pipeline.extract.posts import drop_post_extras
 from enrichment.pipeline.extract.records import listing_records, records_candidate
 from enrichment.pipeline.extract.region import region_candidate, words_on_page
@@ -89,6 +84,16 @@ from enrichment.pipeline.extract.spacing import (
     mark_superscripts,
     protect_inline_spaces,
     restore_inline_spaces,
+)
+from enrichment.pipeline.extract.text import (
+    MIN_CONTENT_WORDS,
+    drop_headline,
+    has_content,
+    markdown_to_text,
+    page_headline,
+    page_title,
+    plain_text,
+    words_of,
 )
 from enrichment.pipeline.extract.trim import article_body, body_element, trim_after_body
 from enrichment.pipeline.extract.union import fill_gaps
@@ -107,74 +112,12 @@ Extractor = Literal[
 ]
 
 NO_READABLE_CONTENT = "no readable content"
-# Fewer words than this once the title is removed means "nothing readable" (title-only pages,
-# cookie walls, JS shells whose body is "Loading...").
-MIN_CONTENT_WORDS = 3
 MIN_FALLBACK_WORDS = 2
-_HEADLINE_SEARCH_LINES = 6
 # Main content shorter than this (in words) is retried with <noscript> content shown.
 NOSCRIPT_RETRY_WORDS = 50
 # On a page that does not declare itself an article, a body with fewer paragraph words than
 # this is not enough to call the page an article.
 UNDECLARED_ARTICLE_WORDS = 100
-_BLOCK_TAGS = frozenset(
-    ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption")
-    + ("figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li")
-    + ("main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul")
-)
-# ``</body>`` and ``</html>``: a browser ignores them and keeps whatever follows in the body;
-# libxml2 drops the blocks that follow, so a page that closes them early (after its header)
-# lost its content.
-_BODY_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
-_XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml\b[^>]*\?>")
-# Characters libxml2's HTML parser keeps in a text but lxml refuses to write into one: the
-# control characters other than tab and line breaks, and the noncharacters U+FFFE and U+FFFF.
-_XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_PAGE_BREAKS = re.compile("[\x0b\x0c]")
-# The same for UTF-8 bytes: the breaks become spaces, the other control bytes go.
-_BREAKS_TO_SPACES = bytes.maketrans(b"\x0b\x0c", b"  ")
-_CONTROL_BYTES = bytes(code for code in range(32) if code not in (9, 10, 11, 12, 13))
-
-
-def _html_parser(encoding: str | None = None) -> lxml.html.HTMLParser:
-    """lxml's HTML parser, every element an ``HtmlElement`` picked without calling Python.
-
-    The stock parser asks a Python function which class each element gets (forms and their
-    fields have their own) every time an element is touched from Python; on pages of
-    thousands of elements, walked by every extractor, that is a good share of the time. No
-    extractor here uses the form classes' extra properties.
-    """
-    parser = lxml.html.HTMLParser(encoding=encoding)
-    parser.set_element_class_lookup(
-        etree.ElementDefaultClassLookup(
-            element=lxml.html.HtmlElement,
-            comment=lxml.html.HtmlComment,
-            pi=lxml.html.HtmlProcessingInstruction,
-            entity=lxml.html.HtmlEntity,
-        )
-    )
-    return parser
-
-
-_PARSER = _html_parser()
-_UTF8_PARSER = _html_parser("utf-8")
-# Markdown markup flattened to the words a reader sees, each with a marker the text must
-# hold for the pattern to match at all: images, links (to their labels), code fences,
-# inline code, list and heading markers. List markers go before heading markers: a heading
-# that starts with a number ("## 1. Open strong") is a heading, and its number is its text.
-_MARKDOWN_MARKUP = (
-    ("![", re.compile(r"!\[[^\]]*\]\([^)]*\)"), ""),
-    ("](", re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
-    ("```", re.compile(r"^```[^\n]*\n?", re.MULTILINE), ""),
-    ("`", re.compile(r"`([^`]*)`"), r"\1"),
-    ("", re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+", re.MULTILINE), ""),
-    ("#", re.compile(r"^#{1,6}[ \t]+", re.MULTILINE), ""),
-)
-_WORD = re.compile(r"\w+")
-_SPACE_RUNS = re.compile(r"[ \t]+")
-_SPACED_BREAK = re.compile(r" *\n *")
-_BLANK_RUNS = re.compile(r"\n{3,}")
-_HEADING_LINKS = etree.XPath("//h1/a | //h2/a | //h3/a | //h4/a | //h5/a | //h6/a")
 _TEXT_TYPES = (
     "application/xml",
     "application/javascript",
@@ -238,47 +181,33 @@ def extract_html(
     # Discussion pages hang icons, avatars and empty placeholders marked hidden in every
     # post; removing those changes which subtree trafilatura takes for the thread.
     keep_textless = kind == "forum"
-    tree = _clean_tree(html, keep_textless_hidden=keep_textless)
-    title = _page_title(html)
-    heading = _headline(tree)  # read before trafilatura prunes the tree
+    tree = clean_tree(html, keep_textless_hidden=keep_textless)
+    title = page_title(html)
+    heading = page_headline(tree)  # read before trafilatura prunes the tree
     headline = heading or title
     description = product_description(html) if kind == "product" else None
     hints = _Hints(kind, heading, description)
     extractor, text = _main_content(tree, hints, mode=mode, base_url=base_url)
-    few_words = len(_words(text, NOSCRIPT_RETRY_WORDS)) < NOSCRIPT_RETRY_WORDS
+    few_words = len(words_of(text, NOSCRIPT_RETRY_WORDS)) < NOSCRIPT_RETRY_WORDS
     if few_words and "<noscript" in html.lower():
         # A page whose content is rendered by script often serves the same content inside
         # <noscript> for clients without JavaScript (which a fetcher is): read that view.
-        shown = _clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
+        shown = clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
         retried = _main_content(shown, hints, mode=mode, base_url=base_url)
-        if len(_words(retried[1])) > len(_words(text)):
+        if len(words_of(retried[1])) > len(words_of(text)):
             extractor, text = retried
-    if not _has_content(text, title):
+    if not has_content(text, title):
         extractor = "raw-html"
-        text = _plain_text(html)
+        text = plain_text(html)
     # The headline is reported as the title (and printed first by compose_page_text), so a
     # copy of it near the top of the body is dropped rather than repeated.
-    text = _drop_headline(strip_invisible(text), headline)
+    text = drop_headline(strip_invisible(text), headline)
     # The plain pass keeps a tiny page ("<p>Hello there</p>") that trafilatura rejects; a
     # lone word ("Loading...") is still a placeholder, not content.
     minimum = MIN_FALLBACK_WORDS if extractor == "raw-html" else MIN_CONTENT_WORDS
-    if not _has_content(text, title, minimum):
+    if not has_content(text, title, minimum):
         raise ExtractionError(NO_READABLE_CONTENT)
     return ExtractedContent(text.strip(), headline, extractor, "text/html")
-
-
-def media_type_of(content_type: str | None) -> str:
-    """``'Text/HTML; charset=x'`` -> ``'text/html'``; an absent header gives ``''``."""
-    return (content_type or "").split(";", 1)[0].strip().lower()
-
-
-def markdown_to_text(markdown: str) -> str:
-    """Flatten markdown (notes A6): drop images, links to labels, fences, heading/list markers."""
-    text = markdown
-    for marker, pattern, replacement in _MARKDOWN_MARKUP:
-        if marker in text:  # a text without the marker has nothing the pattern would change
-            text = pattern.sub(replacement, text)
-    return _normalise_whitespace(text)
 
 
 def _extract_json(body: bytes, content_type: str | None, media_type: str) -> ExtractedContent:
@@ -388,7 +317,7 @@ def _main_content(
         # trafilatura's markdown kept pieces of divs of running text and lost the rest
         # (``extract/fragments.py``): read them again as its text output does, whole or not
         # at all, on a fresh tree (the first run pruned this one).
-        retry = lxml.html.document_fromstring(cleaned_html, parser=_PARSER)
+        retry = lxml.html.document_fromstring(cleaned_html, parser=PARSER)
         read_as_text(retry, cut)
         again = _trafilatura(retry, kind, mode=mode, base_url=base_url, spaces=spaces)
         again_seen = markdown_to_text(again)
@@ -435,14 +364,14 @@ def _main_content(
 def _prepare(tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode) -> None:
     """Take out what is around the content on any page of this kind, before any extractor.
 
-    Empty links go in markdown mode (``_drop_empty_links``); superscripts are marked so
+    Empty links go in markdown mode (``parse.drop_empty_links``); superscripts are marked so
     their numbers keep apart from the word before (``extract/spacing.py``); what forum
     software prints around each post goes (``extract/posts.py``); headings written as
     buttons become text (``extract/candidates.py``); on a product page, buyers' reviews go
     (``extract/reviews.py``).
     """
     if mode == "markdown":
-        _drop_empty_links(tree)
+        drop_empty_links(tree)
     mark_superscripts(tree)
     drop_post_extras(tree)
     unwrap_heading_buttons(tree)
@@ -470,7 +399,7 @@ def _choose(
     choice = choose_for_kind(kind, *seen, headline=headline, description=description)
     if mode == "text" or choice.reason not in ("disagreement", "superset"):
         return choice
-    tree = lxml.html.document_fromstring(cleaned_html, parser=_PARSER)
+    tree = lxml.html.document_fromstring(cleaned_html, parser=PARSER)
     plain = _trafilatura(tree, kind, mode="text", base_url=None, spaces=spaces)
     return choose_for_kind(kind, plain, *seen[1:], headline=headline, description=description)
 
@@ -497,265 +426,3 @@ def _trafilatura(
     if spaces:
         written = restore_inline_spaces(written)
     return unescape_word_underscores(written) if mode == "markdown" else written
-
-
-def _drop_empty_links(tree: lxml.html.HtmlElement) -> None:
-    """Remove the links that show no words: heading permalinks and bare anchors.
-
-    Documentation sites put ``<a href="#section" class="anchor"></a>`` before each
-    heading's text; with links kept, trafilatura's markdown then loses the whole heading
-    ("## Tips" disappears). Elsewhere a page marks places with empty anchors
-    (``<a name="top"></a>``): with links kept, trafilatura counts such an anchor as a block
-    of its own, so the first post of a thread (its anchor and one paragraph: two blocks)
-    passes for the page's whole content, where its text output, which strips links, goes on
-    to the thread. Neither link holds words (nor, outside headings, any element), so
-    dropping them changes nothing a reader sees and makes the markdown read the page as the
-    text output does.
-    """
-    for link in _HEADING_LINKS(tree):
-        if not link.text_content().strip():
-            drop(link)
-    for link in list(tree.iter("a")):
-        if len(link) == 0 and not (link.text or "").strip():
-            drop(link)
-
-
-def _clean_tree(
-    html: str, *, keep_noscript: bool = False, keep_textless_hidden: bool = False
-) -> lxml.html.HtmlElement | None:
-    """Parse, drop hidden elements (notes A6 step 1) and the small forms asking for an email
-    address (``extract/forms.py``); optionally show <noscript> content.
-
-    ``keep_textless_hidden`` leaves hidden elements that hold no text (icons, avatars,
-    empty placeholders) where they are: they cannot smuggle words in, and on some pages
-    the extractors read the page's structure better with them.
-    """
-    try:
-        tree = _parse_html(_BODY_END.sub("", html))
-    except (etree.ParserError, ValueError):
-        return None
-    if keep_noscript:
-        for element in tree.iter("noscript"):
-            element.tag = "div"
-    for element in list(tree.iter(etree.Comment)):
-        drop(element)
-    drop_hidden(tree, keep_textless=keep_textless_hidden)
-    drop_email_forms(tree)
-    return tree
-
-
-def _parse_html(html: str) -> lxml.html.HtmlElement:
-    """The parsed page, handed to libxml2 as UTF-8 bytes.
-
-    lxml hands a ``str`` over as Python stores it (Latin-1, UTF-16, or UTF-32 for a page
-    with one emoji), which libxml2 then converts to UTF-8, its own encoding; encoding the
-    text here is cheaper and gives the same tree. A text that cannot be encoded (a lone
-    surrogate) is handed over as it is.
-    """
-    # The text is decoded already, so an XHTML page's XML declaration says nothing more (and
-    # lxml refuses a str that names an encoding there: the page read as "no readable content").
-    html = _XML_DECLARATION.sub("", html, count=1)
-    try:
-        data = html.encode("utf-8")
-    except UnicodeEncodeError:
-        return lxml.html.document_fromstring(xml_compatible(html), parser=_PARSER)
-    return lxml.html.document_fromstring(_xml_compatible_utf8(data), parser=_UTF8_PARSER)
-
-
-def xml_compatible(html: str) -> str:
-    """The page without characters lxml cannot write into a text: ``'a\\x0cb\\x01c'`` -> ``'a bc'``.
-
-    The parser keeps a stray control character (a form feed or vertical tab pasted from a
-    word processor, a byte a bad encoding guess turned into ``\\x01``) in the text it
-    reads, and lxml raises ``ValueError`` when a step writes that text back (moving a dropped
-    element's tail onto its neighbour, spacing a block): the page answered an error. A
-    browser shows none of them; a form feed or vertical tab separates words, as a space.
-    """
-    return _XML_INCOMPATIBLE.sub("", _PAGE_BREAKS.sub(" ", html))
-
-
-def _xml_compatible_utf8(data: bytes) -> bytes:
-    """``xml_compatible`` on the page's UTF-8 bytes, in one pass of ``bytes.translate``.
-
-    Most pages hold none of these characters, and the regular expressions cost more than a
-    millisecond per page to find that out; the bytes are translated at memory speed. In
-    UTF-8, U+FFFE and U+FFFF are the only characters encoded ``EF BF BE`` and ``EF BF BF``.
-    """
-    data = data.translate(_BREAKS_TO_SPACES, _CONTROL_BYTES)
-    if b"\xef\xbf" in data:
-        data = data.replace(b"\xef\xbf\xbe", b"").replace(b"\xef\xbf\xbf", b"")
-    return data
-
-
-def _plain_text(html: str) -> str:
-    tree = _clean_tree(html)
-    if tree is None:
-        return ""
-    body = tree.find("body")
-    root = body if body is not None else tree
-    parts: list[str] = []
-    _collect_text(root, parts)
-    return _normalise_whitespace("".join(parts))
-
-
-def _collect_text(element: etree._Element, parts: list[str]) -> None:
-    block = isinstance(element.tag, str) and element.tag.lower() in _BLOCK_TAGS
-    if block:
-        parts.append("\n")
-    if element.text and isinstance(element.tag, str):
-        parts.append(element.text)
-    for child in element:
-        _collect_text(child, parts)
-        if child.tail:
-            parts.append(child.tail)
-    if block:
-        parts.append("\n")
-
-
-def _page_title(html: str) -> str | None:
-    match = re.search(r"<title[^>]*>(.*?)</title\s*>", html, re.IGNORECASE | re.DOTALL)
-    if not match:
-        return None
-    title = lxml.html.fromstring(f"<p>{match.group(1)}</p>").text_content()
-    title = " ".join(strip_invisible(title).split())
-    return title or None
-
-
-def _headline(tree: lxml.html.HtmlElement | None) -> str | None:
-    """The text of the page's only visible ``<h1>``; None when there is none or several."""
-    headings = tree.findall(".//h1") if tree is not None else []
-    if len(headings) != 1:
-        return None
-    return " ".join(strip_invisible(headings[0].text_content()).split()) or None
-
-
-def _drop_headline(text: str, headline: str | None) -> str:
-    """Remove the first of the top lines that says exactly the headline (any markup)."""
-    if not headline:
-        return text
-    wanted = _words(headline)
-    lines = text.split("\n")
-    for index, line in enumerate(lines[:_HEADLINE_SEARCH_LINES]):
-        if line.strip() and _words(line) == wanted:
-            return "\n".join(lines[:index] + lines[index + 1 :]).strip()
-    return text
-
-
-def _words(text: str, limit: int | None = None) -> list[str]:
-    """The lower-cased words of ``text``; only the first ``limit`` when a count is given.
-
-    A test of "at least so many words" reads that many, not a whole page of text.
-    """
-    if limit is None:
-        return _WORD.findall(text.lower())
-    return [word.group() for word in islice(_WORD.finditer(text.lower()), limit)]
-
-
-def _has_content(text: str, title: str | None, minimum: int = MIN_CONTENT_WORDS) -> bool:
-    title_words = _words(title) if title else []
-    words = _words(text, len(title_words) + minimum)
-    # The title repeated once (as a heading) is not content.
-    if title_words and words[: len(title_words)] == title_words:
-        words = words[len(title_words) :]
-    return len(words) >= minimum
-
-
-def _normalise_whitespace(text: str) -> str:
-    text = text.replace("\r", "").replace("\xa0", " ")
-    # Each pass runs only on a text it would change (most lines of an extraction are clean
-    # already): a lone space, a bare line break, one blank line are left as they are anyway.
-    if "\t" in text or "  " in text:
-        text = _SPACE_RUNS.sub(" ", text)
-    if " \n" in text or "\n " in text:
-        text = _SPACED_BREAK.sub("\n", text)
-    if "\n\n\n" in text:
-        text = _BLANK_RUNS.sub("\n\n", text)
-    return text.strip()
-
-
-# --- decoding -------------------------------------------------------------------------------
-
-# Zero-width characters, bidi controls, word joiners, the soft hyphen and Unicode tag
-# characters: invisible in a browser, so they can only hide or reorder text for a model.
-_INVISIBLE = re.compile(
-    "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\U000e0000-\U000e007f]"
-)
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-# WHATWG: browsers decode these labels as windows-1252, and real pages rely on it.
-_CHARSET_ALIASES = {
-    "iso-8859-1": "cp1252",
-    "latin1": "cp1252",
-    "us-ascii": "cp1252",
-    "ascii": "cp1252",
-}
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
-)
-_XML_ENCODING = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""")
-_MIN_DETECTION_BYTES = 1024
-_HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-
-
-def strip_invisible(text: str) -> str:
-    """Remove characters that render as nothing: ``'pa\\u200bss'`` -> ``'pass'``."""
-    return _INVISIBLE.sub("", text)
-
-
-def decode_body(body: bytes, content_type: str | None, *, html: bool = False) -> str:
-    """Decode with the BOM, else the header charset, else ``<meta charset>``; else guess.
-
-    A declared charset that does not decode the bytes cleanly is treated as wrong (servers
-    often say utf-8 for cp1252 pages), and the next source is tried.
-    """
-    for bom, encoding in _BOMS:
-        if body.startswith(bom):
-            return body[len(bom) :].decode(encoding, errors="replace")
-    declared = [_header_charset(content_type)]
-    if html or media_type_of(content_type) in ("application/xhtml+xml", "text/xml"):
-        declared += _document_charsets(body[:4096])
-    for label in declared:
-        decoded = _try_decode(body, label)
-        if decoded is not None:
-            return decoded
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    # Detection needs a sample to be reliable; a short undeclared non-UTF-8 body is most
-    # likely windows-1252 (the web's legacy default).
-    if len(body) >= _MIN_DETECTION_BYTES:
-        best = charset_normalizer.from_bytes(body).best()
-        if best is not None:
-            return str(best)
-    return body.decode("cp1252", errors="replace")
-
-
-def _header_charset(content_type: str | None) -> str | None:
-    match = _HEADER_CHARSET.search(content_type or "")
-    return match.group(1) if match else None
-
-
-def _document_charsets(head: bytes) -> list[str | None]:
-    found: list[str | None] = []
-    for pattern in (_XML_ENCODING, _META_CHARSET):
-        match = pattern.search(head)
-        if match:
-            found.append(match.group(1).decode("ascii", errors="ignore"))
-    return found
-
-
-def _try_decode(body: bytes, label: str | None) -> str | None:
-    if not label:
-        return None
-    name = _CHARSET_ALIASES.get(label.strip().lower(), label.strip().lower())
-    try:
-        codecs.lookup(name)
-        return body.decode(name)
-    except (LookupError, UnicodeDecodeError):
-        return None
