@@ -1,23 +1,18 @@
 """The built-in ``link-understand`` inside the serving process (daphne or a worker).
 
 A link model whose command is the bare name ``link-understand`` runs through
-``pipeline.fetch.link_understand_run.run_in_process``: the fetch on this event loop, the extraction in
-a pool of pre-warmed processes (trafilatura holds the GIL, so threads would not help), the
-page cache in Django's cache (Redis when configured, shared with the console script). Every
-other command runs as a subprocess, exactly as before.
-
-The pool starts with the server (``controlui/asgi.py``, imported by daphne and by
-``runworker``); a process that never imported it (``manage.py enrich``) starts it on first use.
+``pipeline.fetch.link_understand_run.run_in_process``: the fetch on this event loop, the
+extraction in the process pool (``services.pool``; trafilatura holds the GIL, so threads
+would not help), the page cache in Django's cache (Redis when configured, shared with the
+console script). Every other command runs as a subprocess, exactly as before.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import os
 import sys
-import threading
 import weakref
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -31,12 +26,12 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache, RedisSerializer
 
 from common import metrics
+from common.workpool import WorkTimeout, measuring_cpu
 from enrichment.pipeline.config.model import Config, WebFetchConfig
 from enrichment.pipeline.fetch.cli_environment import fetch_environment
-from enrichment.pipeline.fetch.fair_slots import FairSlots, slot_key
-from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin, warm_up
+from enrichment.pipeline.fetch.fair_slots import slot_key
+from enrichment.pipeline.fetch.link_understand import cache_ttl_seconds, is_builtin
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
-from enrichment.pipeline.fetch.process_pool import ProcessPool, measuring_cpu
 from enrichment.pipeline.net.http import tls_context
 from enrichment.pipeline.net.ssrf import Resolver
 from enrichment.pipeline.runner import (
@@ -45,27 +40,9 @@ from enrichment.pipeline.runner import (
     CommandRunner,
     run_command,
 )
+from enrichment.services.pool import fair_run, work_pool
 
 T = TypeVar("T")
-
-_pool: ProcessPool | None = None
-_pool_lock = threading.Lock()
-
-
-def extraction_pool() -> ProcessPool:
-    """This process's extraction pool, started (all workers spawned) on first call."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ProcessPool(settings.EXTRACTION_WORKERS, warmup=warm_up)
-            _pool.start()
-            atexit.register(_pool.close)
-        return _pool
-
-
-_fair_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairSlots] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 class ExtractionTimeout(Exception):
@@ -80,30 +57,29 @@ class ExtractionTimeout(Exception):
 
 
 async def fair_extract(function: Callable[..., T], *args: Any) -> T:
-    """Extract in the pool, at most ``EXTRACTION_SLOTS_PER_HOST`` pages of one host at once:
-    one sender's slow pages cannot hold every process while other users' links wait.
+    """Extract in the pool, at most ``EXTRACTION_SLOTS_PER_HOST`` pages of one host at once
+    (``services.pool.fair_run``), its CPU time counted for ``/metrics``.
 
     Each extraction has ``EXTRACTION_TIMEOUT_SECONDS`` once it holds a process (below a
     link's own timeout, so a hostile page ends with a reason naming it); past that its
-    process is killed and replaced (``ProcessPool.run`` on cancellation).
+    process is stopped and replaced.
     """
-    slots = _fair_slots.setdefault(
-        asyncio.get_running_loop(), FairSlots(settings.EXTRACTION_SLOTS_PER_HOST)
-    )
     seconds = float(settings.EXTRACTION_TIMEOUT_SECONDS)
-    async with slots.hold(slot_key(args)):
-        try:
-            async with asyncio.timeout(seconds):
-                return await extract_measured(function, *args)
-        except TimeoutError:
-            raise ExtractionTimeout(seconds) from None
+    try:
+        value, cpu_seconds = await fair_run(
+            slot_key(args), measuring_cpu, function, *args, timeout=seconds
+        )
+    except WorkTimeout:
+        raise ExtractionTimeout(seconds) from None
+    metrics.extraction_observe(cpu_seconds)
+    return value
 
 
 def start_extraction_pool() -> None:
     """Server and worker start-up: spawn and warm the pool before the first request, and
     load the CA bundle the fetcher's TLS connections verify with (~50 ms, paid by the first
     https link otherwise)."""
-    extraction_pool()
+    work_pool()
     tls_context()
 
 
@@ -217,13 +193,6 @@ def link_runner(
         )
 
     return run
-
-
-async def extract_measured(function: Callable[..., T], *args: Any) -> T:
-    """``function(*args)`` in the extraction pool, its CPU time counted for ``/metrics``."""
-    value, cpu_seconds = await extraction_pool().run(measuring_cpu, function, *args)
-    metrics.extraction_observe(cpu_seconds)
-    return value
 
 
 def cli_environment(config: Config) -> dict[str, str]:

@@ -1,35 +1,26 @@
-"""The killable worker pool: results, failures, timeouts, memory cap, bounds, the loop."""
+"""The one process pool: results, failures, deadlines, crashes, memory cap, bounds,
+and an event loop that never waits on it."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from common.workpool import WorkError, WorkPool, WorkTimeout
+from common.workpool import WorkerCrashed, WorkPool, WorkTimeout
+from tests.common import pool_jobs
 
 
-def add(a: int, b: int) -> int:
-    return a + b
-
-
-def fail(message: str) -> None:
-    raise ValueError(message)
-
-
-def spin_and_record(pid_file: str, seconds: float) -> str:
-    Path(pid_file).write_text(str(os.getpid()))
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        pass
-    return "finished"
-
-
-def allocate(megabytes: int) -> int:
-    return len(bytearray(megabytes * 1024 * 1024))
+@pytest.fixture
+def pool() -> Iterator[WorkPool]:
+    pool = WorkPool(2)
+    pool.start()
+    yield pool
+    pool.close()
 
 
 def process_gone(pid: int, wait_seconds: float = 5.0) -> bool:
@@ -45,52 +36,92 @@ def process_gone(pid: int, wait_seconds: float = 5.0) -> bool:
     return False
 
 
-def test_result_comes_back() -> None:
-    assert WorkPool(max_workers=1).run(add, 2, 3, timeout=30) == 5
+async def warm(pool: WorkPool) -> set[int]:
+    return set(await asyncio.gather(*(pool.run(pool_jobs.pid_after, 0.2) for _ in range(2))))
 
 
-def test_an_exception_is_a_work_error_naming_it() -> None:
-    with pytest.raises(WorkError) as caught:
-        WorkPool(max_workers=1).run(fail, "bad page", timeout=30)
-    assert caught.value.reason == "ValueError: bad page"
+async def test_runs_in_another_process_and_reuses_it(pool: WorkPool) -> None:
+    first = await pool.run(pool_jobs.pid_after, 0)
+    second = await pool.run(pool_jobs.pid_after, 0)
+    assert first != os.getpid()
+    assert {first, second} <= set(pool.pids())
 
 
-def test_timeout_kills_the_worker(tmp_path: Path) -> None:
+async def test_never_runs_more_jobs_than_workers_at_once(pool: WorkPool) -> None:
+    await warm(pool)
+    started = time.monotonic()
+    pids = await asyncio.gather(*(pool.run(pool_jobs.pid_after, 0.4) for _ in range(4)))
+    assert len(set(pids)) == 2
+    assert time.monotonic() - started >= 0.8  # two rounds of two
+
+
+async def test_an_exception_in_the_job_is_raised_and_the_worker_lives_on(pool: WorkPool) -> None:
+    before = await warm(pool)
+    with pytest.raises(ValueError, match="bad page"):
+        await pool.run(pool_jobs.refuse, "bad page")
+    assert set(pool.pids()) == before
+
+
+async def test_a_job_past_its_deadline_stops_its_process_and_the_next_job_runs(
+    pool: WorkPool, tmp_path: Path
+) -> None:
     pid_file = tmp_path / "pid"
     started = time.monotonic()
     with pytest.raises(WorkTimeout) as caught:
-        WorkPool(max_workers=1).run(spin_and_record, str(pid_file), 60, timeout=1.5)
+        await pool.run(pool_jobs.spin_and_record, str(pid_file), 60, timeout=1.5)
     assert caught.value.reason == "timed out after 1.5s"
     assert time.monotonic() - started < 10
     assert process_gone(int(pid_file.read_text()))
+    assert len(await warm(pool)) == 2  # a fresh process took its place
 
 
-def test_memory_cap_is_a_work_error_not_server_memory() -> None:
-    pool = WorkPool(max_workers=1, memory_bytes=512 * 1024 * 1024)
-    with pytest.raises(WorkError) as caught:
-        pool.run(allocate, 2048, timeout=30)
-    assert caught.value.reason == "memory limit reached (512 MiB)"
-    assert pool.run(allocate, 16, timeout=30) == 16 * 1024 * 1024
+async def test_a_cancelled_caller_stops_the_process_and_frees_its_slot(
+    pool: WorkPool, tmp_path: Path
+) -> None:
+    await warm(pool)
+    pid_file = tmp_path / "pid"
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(1.0):  # the caller's own deadline (as links have)
+            await pool.run(pool_jobs.spin_and_record, str(pid_file), 60)
+    assert process_gone(int(pid_file.read_text()))
+    pids = await asyncio.wait_for(
+        asyncio.gather(*(pool.run(pool_jobs.pid_after, 0.2) for _ in range(2))), 30
+    )
+    assert len(set(pids)) == 2  # both slots answer again
 
 
-def test_jobs_beyond_max_workers_wait_for_a_slot(tmp_path: Path) -> None:
-    pool = WorkPool(max_workers=1)
+@pytest.mark.parametrize(
+    ("job", "args", "reason"),
+    [
+        (pool_jobs.die_by_signal, (), "worker process crashed (killed by signal 9)"),
+        (pool_jobs.exit_hard, (3,), "worker process crashed (exited with code 3)"),
+    ],
+    ids=["sigkill", "exit"],
+)
+async def test_a_crashed_worker_fails_its_job_clearly_and_is_replaced(
+    pool: WorkPool, job: object, args: tuple[object, ...], reason: str
+) -> None:
+    before = await warm(pool)
+    with pytest.raises(WorkerCrashed) as crashed:
+        await asyncio.wait_for(pool.run(job, *args), 30)  # type: ignore[arg-type]
+    assert crashed.value.reason == reason
+    after = await warm(pool)
+    assert len(after) == 2 and after != before
 
-    async def two() -> list[str]:
-        return list(
-            await asyncio.gather(
-                pool.run_async(spin_and_record, str(tmp_path / "a"), 0.8, timeout=30),
-                pool.run_async(spin_and_record, str(tmp_path / "b"), 0.8, timeout=30),
-            )
-        )
 
-    started = time.monotonic()
-    assert asyncio.run(two()) == ["finished", "finished"]
-    assert time.monotonic() - started >= 1.6
+async def test_the_memory_cap_is_a_memory_error_in_the_job_not_server_memory() -> None:
+    pool = WorkPool(1, memory_bytes=512 * 1024 * 1024)
+    try:
+        with pytest.raises(MemoryError):
+            await pool.run(pool_jobs.allocate, 2048, timeout=30)
+        assert await pool.run(pool_jobs.allocate, 16, timeout=30) == 16 * 1024 * 1024
+    finally:
+        pool.close()
 
 
-async def test_async_run_never_blocks_the_event_loop(tmp_path: Path) -> None:
-    pool = WorkPool(max_workers=1)
+async def test_waiting_for_a_job_never_blocks_the_event_loop(
+    pool: WorkPool, tmp_path: Path
+) -> None:
     gaps: list[float] = []
 
     async def ticker() -> None:
@@ -103,23 +134,21 @@ async def test_async_run_never_blocks_the_event_loop(tmp_path: Path) -> None:
 
     tick = asyncio.ensure_future(ticker())
     try:
-        result = await pool.run_async(spin_and_record, str(tmp_path / "pid"), 2, timeout=30)
+        result = await pool.run(pool_jobs.spin_and_record, str(tmp_path / "pid"), 2, timeout=30)
     finally:
         tick.cancel()
     assert result == "finished" and len(gaps) > 50
     assert max(gaps) < 0.2
 
 
-async def test_cancelling_an_async_job_kills_its_worker(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
-    pool = WorkPool(max_workers=1)
-    task = asyncio.ensure_future(pool.run_async(spin_and_record, str(pid_file), 60, timeout=120))
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text():
-            break
-        await asyncio.sleep(0.05)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert process_gone(int(pid_file.read_text()))
-    assert await pool.run_async(add, 1, 1, timeout=30) == 2  # the slot was released
+async def test_closing_stops_every_worker() -> None:
+    pool = WorkPool(2)
+    await warm(pool)
+    pids = pool.pids()
+    pool.close()
+    assert all(process_gone(pid) for pid in pids)
+
+
+def test_a_pool_needs_a_worker() -> None:
+    with pytest.raises(ValueError):
+        WorkPool(0)

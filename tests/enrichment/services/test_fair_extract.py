@@ -10,21 +10,21 @@ from collections.abc import Iterator
 
 import pytest
 
-from enrichment.pipeline.fetch.process_pool import ProcessPool
-from enrichment.services import links
+from common.workpool import WorkPool
+from enrichment.services import pool as service_pool
 from enrichment.services.links import ExtractionTimeout, fair_extract
 
 
 @pytest.fixture
-def small_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProcessPool]:
-    pool = ProcessPool(1)
-    monkeypatch.setattr(links, "extraction_pool", lambda: pool)
+def small_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[WorkPool]:
+    pool = WorkPool(1)
+    monkeypatch.setattr(service_pool, "work_pool", lambda: pool)
     yield pool
     pool.close()
 
 
 def test_an_extraction_past_its_deadline_ends_with_a_reason_and_a_fresh_process(
-    small_pool: ProcessPool, settings
+    small_pool: WorkPool, settings
 ) -> None:
     settings.EXTRACTION_TIMEOUT_SECONDS = 1
 

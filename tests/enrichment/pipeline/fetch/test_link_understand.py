@@ -21,14 +21,14 @@ from typing import Any
 
 import pytest
 
+from common.workpool import WorkPool
 from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.cli_environment import fetch_environment
 from enrichment.pipeline.fetch.link_understand import IN_PROCESS_TYPE, is_builtin, warm_up
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
-from enrichment.pipeline.fetch.process_pool import ProcessPool
 from enrichment.pipeline.net.ssrf import SsrfPolicy
 from enrichment.pipeline.runner import CommandResult, run_command
-from tests.enrichment.pipeline.fetch import pool_jobs
+from tests.common import pool_jobs
 from tests.enrichment.pipeline.fetch.test_webfetch import (
     ARTICLE,
     LOCAL,
@@ -46,8 +46,8 @@ EMPTY = b"<html><head><title>Only a title</title></head><body><div></div></body>
 
 
 @pytest.fixture(scope="module")
-def pool() -> Iterator[ProcessPool]:
-    pool = ProcessPool(2, warmup=warm_up)
+def pool() -> Iterator[WorkPool]:
+    pool = WorkPool(2, initializer=warm_up)
     pool.start()
     yield pool
     pool.close()
@@ -121,7 +121,7 @@ CASES = [
 @pytest.mark.parametrize(("args", "timeout"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 async def test_in_process_matches_the_subprocess(
     server: LocalServer,  # noqa: F811
-    pool: ProcessPool,
+    pool: WorkPool,
     args: list[str],
     timeout: float,
 ) -> None:
@@ -135,7 +135,7 @@ async def test_in_process_matches_the_subprocess(
 
 async def test_the_answers_are_the_ones_a_user_expects(
     server: LocalServer,  # noqa: F811
-    pool: ProcessPool,
+    pool: WorkPool,
 ) -> None:
     """Guards the comparison above against two equally broken paths."""
     install_routes(server)
@@ -168,7 +168,7 @@ async def test_a_usage_error_says_the_same_each_time() -> None:
 
 async def test_cache_hits_match_and_are_shared_with_the_script(
     server: LocalServer,  # noqa: F811
-    pool: ProcessPool,
+    pool: WorkPool,
     redis_url: str,
 ) -> None:
     """Through Redis (Django's cache with the project's settings), a page fetched by one path
@@ -205,7 +205,7 @@ async def test_a_crashed_extraction_worker_fails_the_run_with_a_clear_reason(
     server: LocalServer,  # noqa: F811
 ) -> None:
     install_routes(server)
-    pool = ProcessPool(1)
+    pool = WorkPool(1, name="extraction worker")
     pool.start()
 
     async def crash(function: object, *args: object) -> object:
@@ -231,7 +231,7 @@ async def test_a_run_timing_out_in_extraction_leaves_no_worker_stuck(
     server: LocalServer,  # noqa: F811
 ) -> None:
     install_routes(server)
-    pool = ProcessPool(1)
+    pool = WorkPool(1)
     pool.start()
 
     async def hang(function: object, *args: object) -> object:
@@ -284,7 +284,7 @@ SETTINGS_CASES = [
 )
 async def test_in_process_applies_the_stored_fetch_settings_like_the_subprocess(
     server: LocalServer,  # noqa: F811
-    pool: ProcessPool,
+    pool: WorkPool,
     args: list[str],
     fields: dict[str, Any],
 ) -> None:
@@ -322,7 +322,7 @@ class DictCache:
 
 async def test_a_page_cached_under_a_permissive_policy_is_refused_after_tightening(
     server: LocalServer,  # noqa: F811
-    pool: ProcessPool,
+    pool: WorkPool,
 ) -> None:
     """As the script (``test_linkcli``): the guard runs before the cache is asked, and the
     policy is part of the cache key."""
@@ -358,7 +358,7 @@ async def test_a_page_cached_under_a_permissive_policy_is_refused_after_tighteni
 
 async def test_a_zero_cache_ttl_turns_the_cache_off(
     server: LocalServer,  # noqa: F811
-    pool: ProcessPool,
+    pool: WorkPool,
 ) -> None:
     server.routes["/post"] = page(ARTICLE)
     store = DictCache()

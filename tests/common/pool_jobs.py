@@ -26,3 +26,21 @@ def exit_hard(code: int) -> None:
 
 def refuse(text: str) -> None:
     raise ValueError(text)
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def spin_and_record(pid_file: str, seconds: float) -> str:
+    from pathlib import Path
+
+    Path(pid_file).write_text(str(os.getpid()))
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+    return "finished"
+
+
+def allocate(megabytes: int) -> int:
+    return len(bytearray(megabytes * 1024 * 1024))
