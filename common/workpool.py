@@ -194,7 +194,7 @@ class WorkPool:
         self._release(worker)
         if status == "error":
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     def close(self) -> None:
         with self._lock:
