@@ -164,7 +164,8 @@ def main() -> None:
     fetch["ssrfPolicy"]["allowedHostnames"] = ["127.0.0.1", "localhost"]
     # The whole hostile page is read (the default stops at 2 MB), as an operator may allow.
     fetch["maxResponseBytes"] = int(args.page_mib * 1024 * 1024) + 4096
-    env = {"EXTRACTION_WORKERS": "2"}
+    # In daphne with the in-memory layer, whatever the shell's REDIS_URL says.
+    env = {"EXTRACTION_WORKERS": "2", "REDIS_URL": ""}
     with (
         pages(hostile_page(args.page_mib)) as port,
         tempfile.TemporaryDirectory(prefix="fairness-") as workdir,
