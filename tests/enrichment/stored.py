@@ -1,19 +1,13 @@
 """For tests that write a run's URL decisions and attempts themselves (not through the
-pipeline): store the run's derived statuses from those rows, as ``runs_finish`` does."""
+pipeline): store the run's derived statuses from those rows (``services.statuses``)."""
 
 from __future__ import annotations
 
-from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.pipeline.links.derived import derived_status
+from enrichment.models import Run
+from enrichment.services.statuses import runs_restate
 
 
 def restate(*runs: Run) -> None:
+    runs_restate(Run.objects.filter(pk__in=[run.pk for run in runs]))
     for run in runs:
-        status = derived_status(
-            Attempt.objects.filter(url_decision__run=run).values_list("command", "outcome"),
-            UrlDecision.objects.filter(run=run, blocked=True).values_list("reason", flat=True),
-        )
-        run.attempts_failed = status.attempts_failed
-        run.fallback_used = status.fallback_used
-        run.dns_failed = status.dns_failed
-        run.save(update_fields=["attempts_failed", "fallback_used", "dns_failed"])
+        run.refresh_from_db(fields=["attempts_failed", "fallback_used", "dns_failed"])
