@@ -210,7 +210,7 @@ class WorkPool:
     async def _acquire(self) -> _Worker:
         if self._closed:
             raise PoolClosed("the pool is closed")
-        if self._idle:
+        with contextlib.suppress(IndexError):  # another thread's loop may take it first
             return self._idle.pop()
         waiter: asyncio.Future[_Worker] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
