@@ -2,7 +2,7 @@
 
 Starts its own PostgreSQL (initdb/pg_ctl in a temp folder, port 16431; run as the
 ``postgres`` user when started by root) and its own Redis (port 16432, append-only file
-fsynced on every write, so a restart keeps the job stream), then daphne and two
+fsynced on every write, so a restart keeps the job queue), then daphne and two
 ``manage.py runworker enrichment`` processes against them — never the machine's shared
 servers. The stored link model is the test summarizer CLI (every 4th URL sleeps 1 s).
 

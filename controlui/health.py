@@ -30,6 +30,10 @@ class WorkersStatus(Schema):
     live: list[str]
     queued: int
     running: int
+    # Jobs waiting for a retry (backoff), and jobs the queue gave up on (kept 7 days; each is
+    # also a ``dead-letter`` run in the history).
+    retrying: int = 0
+    deadLetters: int = 0
     detail: str | None = None
 
 
@@ -154,9 +158,9 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
 
 def workers_status() -> WorkersStatus | None:
     """Live workers (heartbeats) and queue depth; None when jobs run in this process."""
-    from enrichment.jobs import stream as jobqueue
+    from enrichment.jobs import queue as jobqueue
 
-    if not jobqueue.stream_mode():
+    if not jobqueue.queue_mode():
         return None
     status = jobqueue.queue_status()
     return WorkersStatus(
@@ -164,6 +168,8 @@ def workers_status() -> WorkersStatus | None:
         live=status.workers,
         queued=status.queued,
         running=status.running,
+        retrying=status.retrying,
+        deadLetters=status.dead_letters,
         detail=status.detail,
     )
 

@@ -78,7 +78,7 @@ def queue_readings() -> metrics.QueueReadings:
         running=counts["running"],
         overdue=counts["overdue"],
         live_workers=len(queue.live) if queue is not None else 0,
-        dead_letters=int(getattr(queue, "deadLetters", 0) or 0),
+        dead_letters=queue.deadLetters if queue is not None else 0,
     )
 
 

@@ -63,7 +63,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "adminsortable2",
-    # Before "channels": its ``runworker enrichment`` reads the durable job stream.
+    # Before "channels": its ``runworker enrichment`` runs the Dramatiq job queue.
     "enrichment",
     "channels",
     "axes",
@@ -138,6 +138,10 @@ FILE_EXTRACTION_TIMEOUT_SECONDS = read_int("FILE_EXTRACTION_TIMEOUT_SECONDS", 10
 # sweeper (enrichment/services/interrupted.py) closes runs still ``running`` past it as
 # ``interrupted``; /api/health is ``degraded`` while such runs exist.
 ENRICHMENT_JOB_DEADLINE_SECONDS = read_int("ENRICHMENT_JOB_DEADLINE_SECONDS", 300, minimum=5)
+# With workers: how many times a job that could not start (database or Redis unreachable) is
+# sent again, with exponential backoff from 1 s to 15 s; then it is a dead letter (answered
+# with an error frame, recorded as a ``dead-letter`` run that can be run again).
+ENRICHMENT_JOB_RETRIES = read_int("ENRICHMENT_JOB_RETRIES", 5, minimum=0)
 # How often each server and worker process sweeps for runs past that deadline (0: never; the
 # test suite sweeps by hand).
 ENRICHMENT_SWEEP_SECONDS = read_int("ENRICHMENT_SWEEP_SECONDS", 30, minimum=0)

@@ -73,20 +73,22 @@ class RunAdmin(ReadOnlyAdmin):
     inlines = [UrlDecisionInline]
     actions = ["run_again"]
 
-    @admin.action(description=f"Run again (interrupted or failed runs, at most {MAX_RERUN})")
+    @admin.action(
+        description=f"Run again (interrupted, failed or dead-letter runs, at most {MAX_RERUN})"
+    )
     def run_again(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
         runs = list(queryset.filter(outcome__in=RERUNNABLE).order_by("id")[: MAX_RERUN + 1])
         if not runs:
             self.message_user(
                 request,
-                "None of the selected runs was interrupted or failed: nothing to run again.",
+                "None of the selected runs was interrupted, failed or a dead letter: nothing to run again.",
                 messages.WARNING,
             )
             return
         if len(runs) > MAX_RERUN:
             self.message_user(
                 request,
-                f"Select at most {MAX_RERUN} interrupted or failed runs to run again.",
+                f"Select at most {MAX_RERUN} interrupted, failed or dead-letter runs to run again.",
                 messages.ERROR,
             )
             return

@@ -19,7 +19,7 @@ from common import metrics
 from common.consumers import AuthenticatedJsonConsumer
 from common.json_guard import MAX_JSON_DEPTH, json_problem, text_problem
 from enrichment.api.enrich import EnrichIn
-from enrichment.jobs import stream as jobqueue
+from enrichment.jobs import queue as jobqueue
 from enrichment.jobs.dispatch import enrichment_dispatch, workers_enabled
 from enrichment.services import runs as services
 from enrichment.services.live_feed import DECISIONS_GROUP
@@ -78,7 +78,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
     """Many requests may be in flight on one socket; each gets progress frames then a result.
 
     Without Redis the pipeline runs here, as a task per request. With Redis the job goes to
-    the durable job stream (``enrichment.jobs.stream``) and the worker's frames come back
+    the job queue (``enrichment.jobs.queue``, Dramatiq) and the worker's frames come back
     through ``enrich_frame`` on this consumer's own channel; the process' ``QueuedJobs``
     also fetches stored final frames, so an answer the channel layer lost still arrives.
     """
@@ -182,7 +182,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             return
         request = services.request_from_schema(message)
         self.arrived[request_id] = time.monotonic()
-        if jobqueue.stream_mode():
+        if jobqueue.queue_mode():
             await self.submit(request_id, request)
             return
         self.in_flight[request_id] = None

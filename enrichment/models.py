@@ -236,6 +236,8 @@ class Run(models.Model):
         NO_LINKS = "no-links"
         ERROR = "error"
         INTERRUPTED = "interrupted"
+        # A worker job given up on (retries exhausted): recorded by enrichment.services.dead_letters.
+        DEAD_LETTER = "dead-letter"
 
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)

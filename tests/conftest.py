@@ -10,7 +10,7 @@ from channels.layers import channel_layers
 from django.db import connections
 from hypothesis import settings
 
-# Each xdist worker gets channels and a job stream of its own in a shared Redis (REDIS_URL):
+# Each xdist worker gets channels and a job queue of its own in a shared Redis (REDIS_URL):
 # otherwise one worker's test stream worker would take the other's jobs. Set before the
 # settings are read (pytest-django reads them after the initial conftests are imported).
 os.environ["CHANNEL_LAYER_PREFIX"] = "test-" + os.environ.get("PYTEST_XDIST_WORKER", "main")

@@ -143,7 +143,7 @@ def live_server(
     if env.get("REDIS_URL"):
         # With Redis, /ws/enrich/ hands jobs to workers, as in a deployment; each server gets
         # channels of its own (the servers of parallel test processes share one Redis).
-        env["CHANNEL_LAYER_PREFIX"] = f"live{port}"  # its own channels and job stream
+        env["CHANNEL_LAYER_PREFIX"] = f"live{port}"  # its own channels and job queue
     daphne_log = workdir / "daphne.log"
     daphne = subprocess.Popen(
         [

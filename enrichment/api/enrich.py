@@ -20,7 +20,7 @@ from enrichment.api.limits import (
     MAX_BODY_CHARS,
     MAX_URL_CHARS,
 )
-from enrichment.jobs import stream as jobqueue
+from enrichment.jobs import queue as jobqueue
 from enrichment.services import runs as services
 
 

@@ -1,5 +1,6 @@
 """Run again: an operator re-sends the message of a run that a worker, Redis or the job
-deadline cut short (``interrupted``) or that failed (``error``), from the admin.
+deadline cut short (``interrupted``), that failed (``error``) or that the job queue gave up
+on (``dead-letter``), from the admin.
 
 The message goes the way ``POST /api/enrich`` goes (through the workers when one is alive,
 else in this process) and makes a new run; the old one stays as it was, for the record.
@@ -11,11 +12,11 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from enrichment.jobs import stream as jobqueue
+from enrichment.jobs import queue as jobqueue
 from enrichment.models import Run
 from enrichment.services.runs import EnrichRequest
 
-RERUNNABLE = (Run.Outcome.INTERRUPTED, Run.Outcome.ERROR)
+RERUNNABLE = (Run.Outcome.INTERRUPTED, Run.Outcome.ERROR, Run.Outcome.DEAD_LETTER)
 # Runs one action may send again (the admin's request waits for their answers).
 MAX_RERUN = 10
 

@@ -158,7 +158,7 @@ def _history_query(problem: Problem) -> str:
         return urlencode({"command": problem.subject})
     if problem.kind == "blocked-host" and not problem.subject.startswith("("):
         return urlencode({"url": problem.subject})
-    if problem.kind in ("run-error", "run-interrupted"):
+    if problem.kind in ("run-error", "run-interrupted", "run-dead-letter"):
         return urlencode({"outcome": problem.kind.removeprefix("run-")})
     return ""
 

@@ -104,7 +104,7 @@ class Start:
     """A message about to be enriched, whose run is created ``running`` first."""
 
     request: EnrichRequest
-    # The stream job running it (``stream_worker``), written in the same INSERT, so "did this
+    # The queue job running it (``enrichment.jobs.worker``), in the same INSERT, so "did this
     # job start a run?" has an answer after any crash.
     job: str = ""
     # The OpenTelemetry trace the run is recorded in ("" with tracing off), shown on its page.

@@ -15,7 +15,7 @@ from enrichment.pipeline.net.urls import display_host
 from enrichment.stage_specs.spec import RecordWrites, StageEnv, StageSpec
 
 # Outcomes that only the service knows (the core's LinkDecision never has them).
-SERVICE_OUTCOMES = {"running", "error", "interrupted"}
+SERVICE_OUTCOMES = {"running", "error", "interrupted", "dead-letter"}
 
 
 def build(env: StageEnv) -> LinksStage:
@@ -100,7 +100,8 @@ def link_decision(run: Run) -> decisions.LinkDecision:
 
 def load(run: Run) -> dict[str, Any]:
     links = link_decision(run).to_dict()
-    links["outcome"] = run.outcome  # "running"/"error"/"interrupted" are shown as they are
+    # "running"/"error"/"interrupted"/"dead-letter" are shown as they are
+    links["outcome"] = run.outcome
     return links
 
 

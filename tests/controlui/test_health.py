@@ -7,7 +7,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_health_reports_both_backends_to_a_logged_in_user(user_client, settings) -> None:
-    # Jobs in this process: no worker to require (tests/enrichment/jobs/test_stream.py has
+    # Jobs in this process: no worker to require (tests/enrichment/jobs/test_queue.py has
     # the health of the worker pool).
     settings.ENRICHMENT_USE_WORKERS = False
     response = user_client.get("/api/health")

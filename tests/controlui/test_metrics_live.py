@@ -108,7 +108,7 @@ def test_scrapes_before_and_after_real_runs_see_every_process(server, pages) -> 
     assert moved("controlui_websocket_messages_total", route="/ws/enrich/", direction="in") == 1
     assert metric(after, "controlui_websocket_open_connections", route="/ws/enrich/") == 0
     assert metric(after, "controlui_runs_running") == 0
-    # With Redis the queue gauges read the job stream: the server's one worker is alive.
+    # With Redis the queue gauges read the job queue: the server's one worker is alive.
     expected_workers = 1 if server.env.get("REDIS_URL") else 0
     assert metric(after, "controlui_workers_live") == expected_workers
     assert metric(after, "controlui_queue_depth") == 0

@@ -18,14 +18,23 @@ def run_again(staff_client, *runs: Run):  # type: ignore[no-untyped-def]
     )
 
 
-def test_an_interrupted_run_runs_again_as_a_new_run(staff_client, settings) -> None:
+@pytest.mark.parametrize(
+    ("outcome", "error"),
+    [
+        ("interrupted", "overdue: still running 300 s after it started (the job deadline)"),
+        ("dead-letter", "dead-letter: the job queue gave up after 6 attempt(s): database down"),
+    ],
+)
+def test_an_interrupted_or_given_up_run_runs_again_as_a_new_run(
+    staff_client, settings, outcome, error
+) -> None:
     settings.ENRICHMENT_USE_WORKERS = False
     lost = Run.objects.create(
         original_body="hello again",
         channel="telegram",
         session_key="s-1",
-        outcome="interrupted",
-        error="overdue: still running 300 s after it started (the job deadline)",
+        outcome=outcome,
+        error=error,
     )
 
     page = run_again(staff_client, lost).content.decode()
@@ -34,9 +43,9 @@ def test_an_interrupted_run_runs_again_as_a_new_run(staff_client, settings) -> N
     assert f"Run {lost.pk} ran again as run {new.pk}." in page
     assert new.original_body == "hello again"
     assert new.channel == "telegram" and new.session_key == "s-1"
-    assert new.outcome not in ("running", "interrupted")
+    assert new.outcome not in ("running", "interrupted", "dead-letter")
     lost.refresh_from_db()
-    assert lost.outcome == "interrupted"  # kept for the record
+    assert lost.outcome == outcome  # kept for the record
 
 
 def test_runs_that_ended_well_are_not_run_again(staff_client, settings) -> None:
@@ -55,5 +64,5 @@ def test_at_most_ten_runs_at_once(staff_client, settings) -> None:
 
     page = run_again(staff_client, *runs).content.decode()
 
-    assert "Select at most 10 interrupted or failed runs" in page
+    assert "Select at most 10 interrupted, failed or dead-letter runs" in page
     assert Run.objects.count() == 11

@@ -12,7 +12,7 @@ import pytest
 
 from enrichment import consumers
 from enrichment.consumers import QueuedJobs, deadline_error
-from enrichment.jobs import stream as jobqueue
+from enrichment.jobs import queue as jobqueue
 
 
 class Socket:

@@ -1,4 +1,4 @@
-"""``manage.py runworker enrichment``: the enrichment worker, on the Redis Stream when there is one.
+"""``manage.py runworker enrichment``: the enrichment worker, a Dramatiq worker when Redis is set.
 
 Any other channel (and ``enrichment`` without a Redis channel layer) is served by Channels'
 own ``runworker``, which this command extends; ``enrichment`` is listed before ``channels``
@@ -11,16 +11,16 @@ from typing import Any
 
 from channels.management.commands.runworker import Command as ChannelsRunworker
 
-from enrichment.jobs import stream as jobqueue
+from enrichment.jobs import queue as jobqueue
 from enrichment.services.interrupted import recover_interrupted_runs, sweeper_start
 
 
 class Command(ChannelsRunworker):
-    help = "Run enrichment jobs (Redis Stream consumer group) or serve other worker channels."
+    help = "Run enrichment jobs (Dramatiq on Redis) or serve other worker channels."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["channels"] == ["enrichment"] and jobqueue.stream_mode():
-            from enrichment.jobs.stream_worker import serve_forever
+        if options["channels"] == ["enrichment"] and jobqueue.queue_mode():
+            from enrichment.jobs.worker import serve_forever
             from enrichment.services.links import start_extraction_pool
 
             recover_interrupted_runs()

@@ -38,13 +38,18 @@ from enrichment.pipeline.links.decisions import SSRF_COMMAND
 KINDS = {
     "run-error": "Run failed",
     "run-interrupted": "Run interrupted",
+    "run-dead-letter": "Job given up (dead letter)",
     "blocked-host": "Host blocked",
     "command-failed": "CLI entry failed",
     "media-failed": "Media model failed",
     "file-failed": "File extraction failed",
 }
 MAX_SUBJECT = 300
-RUN_FAILURE_OUTCOMES = {"error": "run-error", "interrupted": "run-interrupted"}
+RUN_FAILURE_OUTCOMES = {
+    "error": "run-error",
+    "interrupted": "run-interrupted",
+    "dead-letter": "run-dead-letter",
+}
 
 
 @dataclass(frozen=True)

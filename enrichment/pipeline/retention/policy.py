@@ -33,6 +33,7 @@ OUTCOMES = (
     "no-links",
     "error",
     "interrupted",
+    "dead-letter",
 )
 NEVER_BY_DEFAULT = frozenset({"running"})
 REDACTION_MODES = ("drop", "mask")

@@ -1,4 +1,4 @@
-"""The durable job stream (``enrichment.jobs.stream`` + ``enrichment.jobs.stream_worker``).
+"""The job queue on Dramatiq (``enrichment.jobs.queue`` + ``enrichment.jobs.worker``).
 
 Against the machine's Redis (CI: db 0), every key under a prefix of its own that is deleted
 afterwards, so parallel runs never meet.
@@ -17,14 +17,18 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
+import dramatiq
 import pytest
 import redis
 import websockets
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.layers import channel_layers, get_channel_layer
+from dramatiq import Message
 
 from enrichment.config.cache import config_in_force
-from enrichment.jobs import stream as jobqueue
+from enrichment.jobs import queue as jobqueue
 from enrichment.models import Run
 from enrichment.services.runs import EnrichRequest
 
@@ -39,7 +43,7 @@ def dead_owner() -> str:
 
 @pytest.fixture
 def job_stream(settings, redis_url) -> Iterator[redis.Redis]:
-    """Stream mode on: Redis layer and REDIS_URL with a fresh prefix; a sync client."""
+    """Queue mode on: Redis layer and REDIS_URL with a fresh prefix; a sync client."""
     prefix = f"t{uuid.uuid4().hex[:10]}"
     settings.REDIS_URL = redis_url
     settings.CHANNEL_LAYERS = {
@@ -62,123 +66,120 @@ async def submit(body: str, request_id: str = "r1", reply: str = "nobody") -> st
     )
 
 
-async def queued_entries(client: redis.Redis, count: int) -> list[tuple[bytes, dict]]:
-    """The stream's entries once the consumer has queued ``count`` jobs (it handles the
+def queued_jobs(client: redis.Redis) -> list[dict[str, str]]:
+    """The jobs waiting in the queue, oldest first (as Dramatiq holds them)."""
+    names = jobqueue.keys()
+    ids = client.lrange(names.queue, 0, -1)
+    bodies = client.hmget(names.messages, ids) if ids else []
+    return [Message.decode(body).args[0] for body in bodies if body is not None]
+
+
+async def waiting_jobs(client: redis.Redis, count: int) -> list[dict[str, str]]:
+    """The queued jobs once the consumer has queued ``count`` of them (it handles the
     socket's frames on its own schedule: a fixed pause lost the race on a loaded machine)."""
-    names = jobqueue.keys()
     deadline = time.monotonic() + 10
-    while client.xlen(names.stream) < count and time.monotonic() < deadline:
+    while len(queued_jobs(client)) < count and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    return client.xrange(names.stream)
+    return queued_jobs(client)
 
 
-def read_as(client: redis.Redis, consumer: str) -> list[tuple[bytes, dict]]:
-    """Deliver every new entry to ``consumer`` (as a worker's XREADGROUP would)."""
-    names = jobqueue.keys()
-    with contextlib.suppress(redis.ResponseError):  # the group exists already
-        client.xgroup_create(names.stream, jobqueue.GROUP, id="0", mkstream=True)
-    reply = client.xreadgroup(jobqueue.GROUP, consumer, {names.stream: ">"}, count=100)
-    return [entry for _, items in reply for entry in items]
+def fetch_as_dead_worker(client: redis.Redis) -> str:
+    """A worker takes every queued message, then dies (its heartbeat stops); returns its
+    Dramatiq id. Its messages stay in its ack set until a live worker's maintenance."""
+    ghost = jobqueue.broker_create()
+    ghost.do_fetch(jobqueue.QUEUE, 100)
+    client.zadd(f"{jobqueue.keys().namespace}:__heartbeats__", {ghost.broker_id: 0})
+    ghost.close()
+    return ghost.broker_id
+
+
+@contextlib.contextmanager
+def dramatiq_worker(threads: int = 2) -> Iterator[Any]:
+    """A real Dramatiq worker of the queue in this process (threads + its event loop)."""
+    from enrichment.jobs import worker as job_worker
+
+    broker = job_worker.worker_broker()
+    worker = dramatiq.Worker(broker, queues={jobqueue.QUEUE}, worker_threads=threads)
+    worker.start()
+    try:
+        yield broker
+    finally:
+        worker.stop(timeout=10_000)
+        broker.close()
+        job_worker._runner = None
+
+
+async def final_of(client: redis.Redis, job: str, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (stored := client.get(jobqueue.keys().final(job))) is None:
+        assert time.monotonic() < deadline, f"no final frame for job {job}"
+        await asyncio.sleep(0.05)
+    return json.loads(stored)
 
 
 # --- the claim ---------------------------------------------------------------------------
 
 
 async def test_a_job_is_claimed_by_one_worker_only(job_stream) -> None:
-    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.jobs.worker import JobRunner
 
-    first, second = StreamWorker(), StreamWorker()
+    first, second = JobRunner(), JobRunner()
     second.owner = "other-host:4242"
     assert await first.claim("job-1") is True
-    assert await first.claim("job-1") is True  # its own redelivery: still its job
+    assert await first.claim("job-1") == first.owner  # delivered again: already claimed
     assert await second.claim("job-1") == first.owner  # the claimant, not a second run
     assert await second.claim("job-2") is True
 
 
-async def test_a_read_takes_waiting_jobs_up_to_the_free_slots_only(job_stream) -> None:
-    from enrichment.jobs.stream_worker import READ_BATCH, StreamWorker
-
-    jobs = [await submit(f"job {n}", request_id=f"r{n}") for n in range(READ_BATCH + 3)]
-    worker = StreamWorker(slots=READ_BATCH + 1)
-    started: list[str] = []
-    hold = asyncio.Event()
-
-    async def handle(entry_id: str, job: dict[str, str], *, taken_over: bool) -> None:
-        started.append(job["job"])
-        await hold.wait()  # every slot stays busy
-
-    worker.handle = handle  # type: ignore[method-assign]
-    client = worker.redis
-    read = client.xreadgroup
-    counts: list[int] = []
-
-    async def counted_read(*args: object, **kwargs: object) -> object:
-        counts.append(int(kwargs["count"]))  # type: ignore[call-overload]
-        return await read(*args, **kwargs)
-
-    client.xreadgroup = counted_read  # type: ignore[method-assign]
-    reader = asyncio.create_task(worker.read_loop())
-    try:
-        for _ in range(100):
-            await asyncio.sleep(0.02)
-            if len(started) == READ_BATCH + 1:
-                break
-        await asyncio.sleep(0.1)  # a read past the free slots would show up here
-        assert started == jobs[: READ_BATCH + 1]  # in order, as many as it has slots
-        pending = job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)
-        # The rest wait in the stream for any worker, not delivered to a busy one.
-        assert pending["pending"] == READ_BATCH + 1
-        waiting = job_stream.xinfo_groups(jobqueue.keys().stream)[0]["lag"]
-        assert waiting == 2
-        # Waiting jobs come several per round trip: all its slots free, then the last one.
-        assert counts == [READ_BATCH, 1]
-    finally:
-        hold.set()
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
+async def test_submitted_jobs_wait_in_the_dramatiq_queue_in_order(job_stream) -> None:
+    jobs = [await submit(f"job {n}", request_id=f"r{n}") for n in range(3)]
+    waiting = queued_jobs(job_stream)
+    assert [job["job"] for job in waiting] == jobs
+    assert [json.loads(job["request"])["body"] for job in waiting] == ["job 0", "job 1", "job 2"]
 
 
-# --- taking over the entries of a dead worker --------------------------------------------
+# --- redelivered jobs: the claimant died, or lives ---------------------------------------
 
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_job_the_dead_worker_never_started_runs_once_elsewhere(
     job_stream, summarizer
 ) -> None:
-    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.jobs.worker import JobRunner
 
     job = await submit("see http://127.0.0.1/never-started")
-    ghost = dead_owner()
-    read_as(job_stream, ghost)
-    job_stream.set(jobqueue.keys().claim(job), ghost)  # claimed, then killed before its run
-    worker = StreamWorker(stale_seconds=0)
-    tasks = await worker.reclaim_once()
-    await asyncio.gather(*tasks)
+    (fields,) = queued_jobs(job_stream)
+    job_stream.set(jobqueue.keys().claim(job), dead_owner())  # claimed, then killed
+    runner = JobRunner()
+    await runner.handle(fields)
 
     final = json.loads(job_stream.get(jobqueue.keys().final(job)))
     assert final["type"] == "result" and final["id"] == "r1"
     assert "Summary of http://127.0.0.1/never-started" in final["body"]
     runs = [run async for run in Run.objects.filter(job=job)]
     assert [(run.pk, run.outcome) for run in runs] == [(final["runId"], "success")]
-    assert job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)["pending"] == 0
-    # Taken over again (a late redelivery): the stored answer, no second run.
-    assert await worker.reclaim_once() == []
+    # Delivered again (a late redelivery, to this worker or another): the stored answer,
+    # no second run.
+    job_stream.delete(jobqueue.keys().final(job))
+    job_stream.set(jobqueue.keys().final(job), json.dumps(final))
+    await runner.handle(fields)
+    other = JobRunner()
+    other.owner = "other-host:1"
+    await other.handle(fields)
     assert await Run.objects.filter(job=job).acount() == 1
 
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_run_the_dead_worker_started_is_interrupted_and_answered(job_stream) -> None:
-    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.jobs.worker import JobRunner
 
     job = await submit("half done", request_id="r7")
+    (fields,) = queued_jobs(job_stream)
     ghost = dead_owner()
-    read_as(job_stream, ghost)
     job_stream.set(jobqueue.keys().claim(job), ghost)
     run = await Run.objects.acreate(original_body="half done", owner=ghost, job=job)
 
-    tasks = await StreamWorker(stale_seconds=0).reclaim_once()
-    await asyncio.gather(*tasks)
+    await JobRunner().handle(fields)
 
     await run.arefresh_from_db()
     assert run.outcome == "interrupted" and run.finished_at is not None
@@ -193,22 +194,39 @@ async def test_a_run_the_dead_worker_started_is_interrupted_and_answered(job_str
 
 @pytest.mark.django_db(transaction=True)
 async def test_the_job_of_a_live_worker_is_left_alone(job_stream) -> None:
-    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.jobs.worker import JobRunner
 
     job = await submit("busy elsewhere")
+    (fields,) = queued_jobs(job_stream)
     owner = f"{HOST}:{os.getpid()}"  # a process that is alive
-    read_as(job_stream, owner)
     job_stream.set(jobqueue.keys().claim(job), owner)
-    worker = StreamWorker(stale_seconds=0)
-    worker.owner = "other-host:1"
-    await asyncio.gather(*await worker.reclaim_once())
+    runner = JobRunner()
+    runner.owner = "other-host:1"
+    await runner.handle(fields)
 
     assert job_stream.get(jobqueue.keys().final(job)) is None
-    assert job_stream.xpending(jobqueue.keys().stream, jobqueue.GROUP)["pending"] == 1
     assert await Run.objects.acount() == 0
 
 
-# --- the database going away in the middle of a job --------------------------------------
+@pytest.mark.django_db(transaction=True)
+async def test_the_messages_of_a_worker_whose_heartbeat_stopped_are_run_by_another(
+    job_stream, summarizer
+) -> None:
+    """Dramatiq's own redelivery: a live worker's maintenance puts them back on the queue."""
+    jobs = [await submit(f"see http://127.0.0.1/orphan{n}", request_id=f"o{n}") for n in range(3)]
+    fetch_as_dead_worker(job_stream)
+    assert queued_jobs(job_stream) == []  # held by the dead worker
+    with dramatiq_worker() as broker:
+        from enrichment.jobs.worker import runner
+
+        for _ in range(2):  # the heartbeat's maintenance
+            runner().beat(job_stream, broker)
+        finals = [await final_of(job_stream, job) for job in jobs]
+    assert [frame["type"] for frame in finals] == ["result"] * 3
+    assert await Run.objects.filter(job__in=jobs, outcome="success").acount() == 3
+
+
+# --- failures: retried with backoff, then a dead letter -----------------------------------
 
 
 def job_fields(job: str, body: str, request_id: str = "r1") -> dict[str, str]:
@@ -221,27 +239,97 @@ def job_fields(job: str, body: str, request_id: str = "r1") -> dict[str, str]:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_job_that_failed_before_its_run_existed_is_run_again(
+async def test_a_job_that_failed_before_its_run_existed_gives_its_claim_back_for_a_retry(
     job_stream, summarizer, monkeypatch
 ) -> None:
     from django.db import OperationalError
 
-    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.jobs.worker import JobRunner, TransientFailure
+    from enrichment.services import runs as services
+
+    def down():
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "config_in_force", down)
+    with pytest.raises(TransientFailure, match="failed before its run was recorded"):
+        await JobRunner().run(job_fields("job-db-1", "see http://127.0.0.1/again"))
+    assert job_stream.get(jobqueue.keys().claim("job-db-1")) is None  # any worker may retry
+    assert await Run.objects.acount() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_transient_failure_is_retried_by_the_queue_and_then_succeeds(
+    job_stream, summarizer, monkeypatch, settings
+) -> None:
+    from django.db import OperationalError
+
     from enrichment.services import runs as services
 
     real_load, calls = config_in_force, []
 
     def flaky_load():
-        calls.append(1)
+        calls.append(time.monotonic())
         if len(calls) == 1:
             raise OperationalError("server closed the connection unexpectedly")
         return real_load()
 
     monkeypatch.setattr(services, "config_in_force", flaky_load)
-    frame = await StreamWorker().run(job_fields("job-db-1", "see http://127.0.0.1/again"))
+    job = await submit("see http://127.0.0.1/retried", request_id="again")
+    with dramatiq_worker():
+        final = await final_of(job_stream, job)
+    assert final["type"] == "result" and final["id"] == "again"
+    assert len(calls) == 2
+    assert calls[1] - calls[0] >= 0.5  # after a backoff, not at once
+    assert [run.outcome async for run in Run.objects.filter(job=job)] == ["success"]
 
-    assert frame["type"] == "result" and len(calls) == 2
-    assert [run.outcome async for run in Run.objects.filter(job="job-db-1")] == ["success"]
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_job_that_keeps_failing_is_a_dead_letter_answered_recorded_and_rerunnable(
+    job_stream, summarizer, monkeypatch, settings, user_client
+) -> None:
+    from django.db import OperationalError
+
+    from enrichment.jobs.rerun import RERUNNABLE
+    from enrichment.services import runs as services
+
+    settings.ENRICHMENT_JOB_RETRIES = 1
+    calls = []
+
+    def down():
+        calls.append(1)
+        raise OperationalError("could not connect to server: Connection refused")
+
+    monkeypatch.setattr(services, "config_in_force", down)
+    job = await submit("keeps failing http://127.0.0.1/dead", request_id="dl")
+    with dramatiq_worker():
+        final = await final_of(job_stream, job)
+        deadline = time.monotonic() + 10
+        while not await Run.objects.filter(job=job).aexists():
+            assert time.monotonic() < deadline, "the dead letter was not recorded"
+            await asyncio.sleep(0.05)
+    assert len(calls) == 2  # the first attempt and one retry
+    assert final["type"] == "error" and final["id"] == "dl"
+    assert final["error"].startswith("dead-letter: the job queue gave up after 2 attempt(s)")
+    assert "TransientFailure: it failed before its run was recorded" in final["error"]
+    run = await Run.objects.aget(job=job)
+    assert run.outcome == "dead-letter" and run.outcome in RERUNNABLE
+    assert run.original_body == "keeps failing http://127.0.0.1/dead"
+    assert run.error == final["error"] and run.finished_at is not None
+    assert job_stream.zcard(jobqueue.keys().dead_letters) == 1
+    status = await sync_to_async(jobqueue.queue_status)()
+    assert status.dead_letters == 1 and status.queued == 0 and status.running == 0
+    # Operators find it: the history's outcome filter and the API.
+    page = await sync_to_async(user_client.get)("/decisions/?outcome=dead-letter")
+    assert page.status_code == 200 and f"/decisions/{run.pk}/" in page.content.decode()
+    api = await sync_to_async(user_client.get)("/api/decisions?outcome=dead-letter")
+    assert [item["runId"] for item in api.json()["items"]] == [run.pk]
+    # Recorded once, however often the dead letters are read again.
+    from enrichment.services.dead_letters import dead_letters_record
+
+    assert (
+        await sync_to_async(dead_letters_record)(await sync_to_async(jobqueue.dead_letters_read)())
+        == []
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -250,14 +338,14 @@ async def test_a_run_whose_last_save_failed_is_closed_and_the_answer_says_why(
 ) -> None:
     from django.db import OperationalError
 
-    from enrichment.jobs.stream_worker import StreamWorker
+    from enrichment.jobs.worker import JobRunner
     from enrichment.services import runs as services
 
     def broken_finish(**kwargs):
         raise OperationalError("terminating connection due to administrator command")
 
     monkeypatch.setattr(services, "run_finish", broken_finish)
-    frame = await StreamWorker().run(job_fields("job-db-2", "see http://127.0.0.1/lost"))
+    frame = await JobRunner().run(job_fields("job-db-2", "see http://127.0.0.1/lost"))
 
     run = await Run.objects.aget(job="job-db-2")  # one run, not retried into a second
     assert run.outcome == "error" and run.finished_at is not None
@@ -301,8 +389,8 @@ async def test_socket_gets_stored_finals_and_frees_its_in_flight_slots(job_strea
     # A worker answered every job but the frames never crossed the channel layer: the
     # socket fetches the stored finals, and its slots are free again.
     names = jobqueue.keys()
-    for _, fields in job_stream.xrange(names.stream):
-        job, request_id = fields[b"job"].decode(), fields[b"id"].decode()
+    for fields in queued_jobs(job_stream):
+        job, request_id = fields["job"], fields["id"]
         frame = {"type": "error", "id": request_id, "error": "stored"}
         job_stream.set(names.final(job), json.dumps(frame))
     finals = [await communicator.receive_json_from(timeout=10) for _ in range(MAX_IN_FLIGHT)]
@@ -334,11 +422,11 @@ async def test_each_socket_gets_its_own_stored_finals_and_no_late_progress(
             )
     names = jobqueue.keys()
     jobs = {}
-    for _, fields in await queued_entries(job_stream, 4):
-        request = json.loads(fields[b"request"])
-        job = fields[b"job"].decode()
-        jobs[request["body"]] = (job, fields[b"reply_channel"].decode())
-        frame = {"type": "error", "id": fields[b"id"].decode(), "error": request["body"]}
+    for fields in await waiting_jobs(job_stream, 4):
+        request = json.loads(fields["request"])
+        job = fields["job"]
+        jobs[request["body"]] = (job, fields["reply_channel"])
+        frame = {"type": "error", "id": fields["id"], "error": request["body"]}
         job_stream.set(names.final(job), json.dumps(frame))
     for number, communicator in enumerate(sockets):
         finals = [await communicator.receive_json_from(timeout=10) for _ in range(2)]
@@ -366,7 +454,7 @@ def test_health_degrades_without_a_live_worker_and_reports_queue_depth(
 ) -> None:
     names = jobqueue.keys()
     for number in range(3):
-        job_stream.xadd(names.stream, {"job": f"j{number}"})
+        async_to_sync(submit)(f"job {number}")
     job_stream.zadd(names.workers, {"gone:1": time.time() - 60})  # beat a minute ago
 
     response = user_client.get("/api/health")
@@ -378,6 +466,8 @@ def test_health_degrades_without_a_live_worker_and_reports_queue_depth(
         "live": [],
         "queued": 3,
         "running": 0,
+        "retrying": 0,
+        "deadLetters": 0,
         "detail": "no enrichment worker is alive (runworker enrichment)",
     }
 
@@ -582,7 +672,7 @@ async def test_a_stored_final_that_cannot_be_read_does_not_stop_the_others(
             {"type": "enrich", "id": request_id, "message": {"body": request_id}}
         )
     names = jobqueue.keys()
-    jobs = {f[b"id"].decode(): f[b"job"].decode() for _, f in await queued_entries(job_stream, 2)}
+    jobs = {fields["id"]: fields["job"] for fields in await waiting_jobs(job_stream, 2)}
     job_stream.set(names.final(jobs["broken"]), "{not json")  # a corrupt stored final
     await asyncio.sleep(1.5)  # a poll fails on it
     job_stream.delete(names.final(jobs["broken"]))
