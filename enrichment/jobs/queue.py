@@ -43,7 +43,6 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from dramatiq import Message
 from dramatiq.brokers.redis import RedisBroker
-from dramatiq.middleware import AgeLimit, AsyncIO, Retries, ShutdownNotifications, TimeLimit
 
 from common.errors import DomainError
 from enrichment.jobs.dispatch import JOB_CLAIM_SECONDS, workers_enabled
@@ -189,11 +188,6 @@ def broker_create(*, middleware: list[Any] | None = None) -> JobBroker:
     return broker
 
 
-def worker_middleware() -> list[Any]:
-    """What a worker's broker runs: Dramatiq's own middleware, the async actor's loop."""
-    return [AgeLimit(), TimeLimit(), ShutdownNotifications(), Retries(), AsyncIO()]
-
-
 @cache
 def _sender(url: str, prefix: str) -> JobBroker:
     return broker_create()
@@ -206,6 +200,14 @@ def sender() -> JobBroker:
 
 def job_message(job: dict[str, str]) -> Message[Any]:
     return Message(queue_name=QUEUE, actor_name=ACTOR, args=(job,), kwargs={}, options={})
+
+
+def _enqueue(broker: JobBroker, queue: str, message: Message[Any]) -> None:
+    """Queue ``message`` unless ``MAX_QUEUED_JOBS`` wait already (in a thread: the broker's
+    client is synchronous; both calls cost less there than one hop each would)."""
+    if cast(int, broker.client.llen(queue)) >= MAX_QUEUED_JOBS:
+        raise ChannelFull(queue)
+    broker.enqueue(message)
 
 
 async def job_submit(
@@ -236,9 +238,7 @@ async def job_submit(
     delay = 0.1
     while True:
         try:
-            if int(await client().llen(names.queue)) >= MAX_QUEUED_JOBS:  # type: ignore[misc]
-                raise ChannelFull(names.queue)
-            await asyncio.to_thread(broker.enqueue, message)
+            await asyncio.to_thread(_enqueue, broker, names.queue, message)
             return job
         except REDIS_DOWN:
             if time.monotonic() + delay > deadline:

@@ -333,6 +333,30 @@ async def test_a_job_that_keeps_failing_is_a_dead_letter_answered_recorded_and_r
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_job_that_waited_past_the_deadline_is_not_run_but_recorded(
+    job_stream, summarizer, settings
+) -> None:
+    """Its client had its deadline error frame already: running it now would be a run nobody
+    waits for. It ends as a dead letter that says why."""
+    settings.ENRICHMENT_JOB_DEADLINE_SECONDS = 1
+    job = await submit("too late http://127.0.0.1/late", request_id="late")
+    await asyncio.sleep(1.2)
+    with dramatiq_worker():
+        final = await final_of(job_stream, job)
+        deadline = time.monotonic() + 10
+        while not await Run.objects.filter(job=job).aexists():
+            assert time.monotonic() < deadline, "the expired job was not recorded"
+            await asyncio.sleep(0.05)
+    assert final["type"] == "error" and final["id"] == "late"
+    assert final["error"] == (
+        "dead-letter: the job queue gave up after 1 attempt(s): it waited in the queue "
+        "longer than the job deadline (1 s)"
+    )
+    runs = [(run.outcome, run.error) async for run in Run.objects.all()]
+    assert runs == [("dead-letter", final["error"])]  # recorded, never run
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_a_run_whose_last_save_failed_is_closed_and_the_answer_says_why(
     job_stream, summarizer, monkeypatch
 ) -> None:
