@@ -38,13 +38,15 @@ class WorkersStatus(Schema):
 
 
 class JobsStatus(Schema):
-    """Enrichment jobs that did not end in time: still ``running`` past the job deadline
-    (``overdue``), or closed by the sweeper within the last deadline (``lost``)."""
+    """Enrichment jobs that did not end well in time: still ``running`` past the job deadline
+    (``overdue``), closed by the sweeper within the last deadline (``lost``), or given up by
+    the job queue within the last deadline (``givenUp``: dead letters)."""
 
     ok: bool
     deadlineSeconds: int
     overdue: int
     lost: int
+    givenUp: int = 0
     detail: str | None = None
 
 
@@ -178,11 +180,16 @@ def jobs_status() -> JobsStatus:
     """Overdue and lost jobs (the deadline of ``ENRICHMENT_JOB_DEADLINE_SECONDS``)."""
     from django.conf import settings
 
-    from enrichment.services.interrupted import lost_runs_count, overdue_runs_count
+    from enrichment.services.interrupted import (
+        dead_letter_runs_count,
+        lost_runs_count,
+        overdue_runs_count,
+    )
 
     deadline = int(settings.ENRICHMENT_JOB_DEADLINE_SECONDS)
     overdue = overdue_runs_count(deadline)
     lost = lost_runs_count(deadline)
+    given_up = dead_letter_runs_count(deadline)
     reasons = []
     if overdue:
         reasons.append(f"{overdue} run(s) still running past the {deadline} s job deadline")
@@ -190,11 +197,17 @@ def jobs_status() -> JobsStatus:
         reasons.append(
             f"{lost} run(s) closed as overdue in the last {deadline} s (worker or queue lost them)"
         )
+    if given_up:
+        reasons.append(
+            f"{given_up} job(s) given up by the job queue in the last {deadline} s "
+            "(dead letters: history ?outcome=dead-letter)"
+        )
     return JobsStatus(
         ok=not reasons,
         deadlineSeconds=deadline,
         overdue=overdue,
         lost=lost,
+        givenUp=given_up,
         detail="; ".join(reasons) or None,
     )
 

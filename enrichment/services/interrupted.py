@@ -79,6 +79,12 @@ def lost_runs_count(deadline_seconds: int) -> int:
     ).count()
 
 
+def dead_letter_runs_count(deadline_seconds: int) -> int:
+    """Jobs the job queue gave up on (``dead-letter`` runs) within the last deadline."""
+    since = timezone.now() - timedelta(seconds=deadline_seconds)
+    return Run.objects.filter(outcome=Run.Outcome.DEAD_LETTER, created_at__gte=since).count()
+
+
 def sweep_overdue_runs() -> int:
     """One sweep: close overdue runs, group them into their problem, tell the dashboards."""
     try:

@@ -323,6 +323,12 @@ async def test_a_job_that_keeps_failing_is_a_dead_letter_answered_recorded_and_r
     assert page.status_code == 200 and f"/decisions/{run.pk}/" in page.content.decode()
     api = await sync_to_async(user_client.get)("/api/decisions?outcome=dead-letter")
     assert [item["runId"] for item in api.json()["items"]] == [run.pk]
+    # /api/health says so (and stays 200: this process serves).
+    health = await sync_to_async(user_client.get)("/api/health")
+    assert health.status_code == 200 and health.json()["status"] == "degraded"
+    assert health.json()["jobs"]["givenUp"] == 1
+    assert "1 job(s) given up by the job queue" in health.json()["jobs"]["detail"]
+    assert health.json()["workers"]["deadLetters"] == 1
     # Recorded once, however often the dead letters are read again.
     from enrichment.services.dead_letters import dead_letters_record
 
