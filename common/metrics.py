@@ -123,6 +123,7 @@ WEBSOCKET_REQUEST_SECONDS = Histogram(
 # Read at scrape time from the database and the job queue (``QueueReadings``).
 QUEUE_DEPTH = "controlui_queue_depth"
 QUEUE_DEAD_LETTERS = "controlui_queue_dead_letters"
+QUEUE_RETRYING = "controlui_queue_retrying"
 WORKERS_LIVE = "controlui_workers_live"
 RUNS_RUNNING = "controlui_runs_running"
 RUNS_OVERDUE = "controlui_runs_overdue"
@@ -267,6 +268,7 @@ class QueueReadings:
     overdue: int
     live_workers: int
     dead_letters: int
+    retrying: int = 0
 
 
 def queue_metrics(readings: QueueReadings) -> list[Metric]:
@@ -277,6 +279,7 @@ def queue_metrics(readings: QueueReadings) -> list[Metric]:
             "Jobs given up on (dead letters) kept by the queue.",
             readings.dead_letters,
         ),
+        (QUEUE_RETRYING, "Jobs waiting for their retry (backoff).", readings.retrying),
         (
             WORKERS_LIVE,
             "Enrichment worker processes with a fresh heartbeat.",

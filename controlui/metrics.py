@@ -79,6 +79,7 @@ def queue_readings() -> metrics.QueueReadings:
         overdue=counts["overdue"],
         live_workers=len(queue.live) if queue is not None else 0,
         dead_letters=queue.deadLetters if queue is not None else 0,
+        retrying=queue.retrying if queue is not None else 0,
     )
 
 

@@ -129,7 +129,9 @@ def test_run_observe_counts_the_run_and_times_its_attempts() -> None:
 
 
 def test_queue_gauges_are_exposed_as_read() -> None:
-    readings = metrics.QueueReadings(queued=4, running=3, overdue=1, live_workers=2, dead_letters=5)
+    readings = metrics.QueueReadings(
+        queued=4, running=3, overdue=1, live_workers=2, dead_letters=5, retrying=6
+    )
 
     class Gauges:
         def collect(self):
@@ -141,6 +143,7 @@ def test_queue_gauges_are_exposed_as_read() -> None:
     assert _value(text, "controlui_runs_overdue") == 1
     assert _value(text, "controlui_workers_live") == 2
     assert _value(text, "controlui_queue_dead_letters") == 5
+    assert _value(text, "controlui_queue_retrying") == 6
 
 
 RECORD_ONE_RUN = """

@@ -275,8 +275,17 @@ async def test_a_transient_failure_is_retried_by_the_queue_and_then_succeeds(
 
     monkeypatch.setattr(services, "config_in_force", flaky_load)
     job = await submit("see http://127.0.0.1/retried", request_id="again")
+    retrying_seen = 0
     with dramatiq_worker():
+        # While it waits for its retry, operators see it (/api/health, /metrics).
+        deadline = time.monotonic() + 30
+        while job_stream.get(jobqueue.keys().final(job)) is None:
+            assert time.monotonic() < deadline, "no final frame"
+            status = await sync_to_async(jobqueue.queue_status)()
+            retrying_seen = max(retrying_seen, status.retrying)
+            await asyncio.sleep(0.05)
         final = await final_of(job_stream, job)
+    assert retrying_seen == 1
     assert final["type"] == "result" and final["id"] == "again"
     assert len(calls) == 2
     assert calls[1] - calls[0] >= 0.5  # after a backoff, not at once
