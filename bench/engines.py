@@ -7,12 +7,12 @@ line, 4 threads each) runs them; the worker counts each job in Redis and this pr
 for the count. Reported: enqueue rate, run rate, and the worker's CPU per message (its
 /proc user+system time, the start-up excluded).
 
-    PYTHONPATH=<site-packages with dramatiq and celery> .venv/bin/python bench/engines.py
+    PYTHONPATH=<site-packages with celery> .venv/bin/python bench/engines.py
     .venv/bin/python bench/engines.py --smoke     # seconds; an engine not installed is skipped
 
-Neither engine is a dependency of the project: install them in a side environment
-(``uv pip install 'dramatiq[redis]' 'celery[redis]'``) and put its site-packages on
-PYTHONPATH.
+Dramatiq is the project's engine (``enrichment/jobs``); Celery is not a dependency: install it
+in a side environment (``uv venv /tmp/engines && uv pip install -p /tmp/engines/bin/python
+'celery[redis]'``) and put that environment's site-packages on PYTHONPATH.
 """
 
 from __future__ import annotations
