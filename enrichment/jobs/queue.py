@@ -399,7 +399,8 @@ async def _through_workers(request: services.EnrichRequest, timeout: float) -> d
         if frame is not None:
             if frame["type"] == "result":
                 return {key: frame[key] for key in ("runId", "body", "links", "media")}
-            if frame["error"].startswith("interrupted"):
+            if frame["error"].startswith(("interrupted", "dead-letter")):
+                # Cut short, or given up after its retries: the service, not the request.
                 raise WorkersUnavailable(frame["error"])
             raise DomainError(frame["error"])
         await asyncio.sleep(0.2)

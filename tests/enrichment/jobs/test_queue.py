@@ -371,6 +371,36 @@ async def test_a_job_that_waited_past_the_deadline_is_not_run_but_recorded(
     assert runs == [("dead-letter", final["error"])]  # recorded, never run
 
 
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        ("dead-letter: the job queue gave up after 6 attempt(s): database down", 503),
+        ("interrupted: the worker running this request stopped (run 7)", 503),
+        ("enrichment failed: the message has no text", 400),
+    ],
+)
+async def test_rest_answers_a_job_given_up_or_cut_short_with_503(
+    job_stream, monkeypatch, error, status
+) -> None:
+    """POST /api/enrich through the workers: a job the queue gave up on, or cut short, is the
+    service's failure (503, try again), not the request's."""
+    from common.errors import DomainError
+
+    async def one_worker() -> int:
+        return 1
+
+    monkeypatch.setattr(jobqueue, "live_worker_count", one_worker)
+    answer = asyncio.create_task(
+        jobqueue.enrichment_answer(request=EnrichRequest(body="hello"), timeout=10)
+    )
+    (fields,) = await waiting_jobs(job_stream, 1)
+    frame = {"type": "error", "id": fields["id"], "error": error}
+    job_stream.set(jobqueue.keys().final(fields["job"]), json.dumps(frame))
+    with pytest.raises(DomainError) as raised:
+        await answer
+    assert raised.value.status == status and raised.value.detail == error
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_a_run_whose_last_save_failed_is_closed_and_the_answer_says_why(
     job_stream, summarizer, monkeypatch
