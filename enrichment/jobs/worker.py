@@ -474,6 +474,9 @@ def serve_forever(*, slots: int = SLOTS) -> None:
     broker = worker_broker()
     dramatiq.set_broker(broker)
     worker = dramatiq.Worker(broker, queues={jobqueue.QUEUE}, worker_threads=slots)
+    # Dramatiq prefetches twice its threads: jobs carry attachments of up to 25 MiB, so a
+    # worker holds no more than it runs (and other workers take the rest).
+    worker.queue_prefetch = slots
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
