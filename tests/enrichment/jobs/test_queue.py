@@ -330,6 +330,13 @@ async def test_a_job_that_keeps_failing_is_a_dead_letter_answered_recorded_and_r
     # Operators find it: the history's outcome filter and the API.
     page = await sync_to_async(user_client.get)("/decisions/?outcome=dead-letter")
     assert page.status_code == 200 and f"/decisions/{run.pk}/" in page.content.decode()
+    from enrichment.models import Problem
+
+    assert [p.kind async for p in Problem.objects.all()] == ["run-dead-letter"]
+    detail = await sync_to_async(user_client.get)(f"/decisions/{run.pk}/")
+    assert detail.status_code == 200
+    assert "dead-letter" in detail.content.decode()
+    assert "the job queue gave up after 2 attempt(s)" in detail.content.decode()
     api = await sync_to_async(user_client.get)("/api/decisions?outcome=dead-letter")
     assert [item["runId"] for item in api.json()["items"]] == [run.pk]
     # /api/health says so (and stays 200: this process serves).
