@@ -150,7 +150,7 @@ class JobRunner:
         self.names = jobqueue.keys()
         self.layer = get_channel_layer()
         self.connected_since: float | None = None
-        self.running: set[str] = set()  # job ids this process is running now
+        self.running: set[str] = set()  # job ids this process is answering now
 
     @property
     def redis(self) -> Any:
@@ -182,18 +182,24 @@ class JobRunner:
     async def handle(self, job: dict[str, str]) -> None:
         """Answer one delivery of ``job``: run it, or (redelivered) answer it once."""
         job_id = job["job"]
-        claimed = await self.claim(job_id)
-        frame: dict[str, Any] | None
-        if claimed is True:
-            frame = await self.run(job)
-        elif claimed == self.owner:
-            # Redelivered to the process that claimed it (its heartbeat looked stale, e.g.
-            # across a Redis restart): still running here, or answered before.
-            frame = None if job_id in self.running else await self.answer_again(job)
-        else:
-            frame = await self.take_over(job, claimed)
-        if frame is not None:
-            await self.finish(job, frame)
+        if job_id in self.running:
+            # Redelivered to the process answering it (its heartbeat looked stale, e.g.
+            # across a Redis restart): that delivery answers, this one is acknowledged.
+            return
+        self.running.add(job_id)
+        try:
+            claimed = await self.claim(job_id)
+            frame: dict[str, Any] | None
+            if claimed is True:
+                frame = await self.run(job)
+            elif claimed == self.owner:
+                frame = await self.answer_again(job)  # claimed here before: answered or cut
+            else:
+                frame = await self.take_over(job, claimed)
+            if frame is not None:
+                await self.finish(job, frame)
+        finally:
+            self.running.discard(job_id)
 
     async def claim(self, job: str) -> Literal[True] | str:
         """True when this delivery made this worker the owner of ``job``; otherwise the
@@ -276,13 +282,6 @@ class JobRunner:
         :class:`TransientFailure` with the claim released, so Dramatiq's retry may run it on
         any worker.
         """
-        self.running.add(job["job"])
-        try:
-            return await self._run(job)
-        finally:
-            self.running.discard(job["job"])
-
-    async def _run(self, job: dict[str, str]) -> dict[str, Any]:
         request = services.EnrichRequest.from_json(json.loads(job["request"]))
         request_id, job_id = job["id"], job["job"]
 

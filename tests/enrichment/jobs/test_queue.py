@@ -193,6 +193,23 @@ async def test_a_run_the_dead_worker_started_is_interrupted_and_answered(job_str
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_redelivery_to_the_process_answering_the_job_is_dropped(job_stream) -> None:
+    """Dramatiq redelivers the messages of a worker whose heartbeat looked stale (e.g. across
+    a Redis restart) though it lives on: the delivery it is answering answers, once."""
+    from enrichment.jobs.worker import JobRunner
+
+    job = await submit("answered here")
+    (fields,) = queued_jobs(job_stream)
+    runner = JobRunner()
+    runner.running.add(job)  # this process is answering the first delivery
+    await runner.handle(fields)
+
+    assert job_stream.get(jobqueue.keys().claim(job)) is None  # not even claimed again
+    assert job_stream.get(jobqueue.keys().final(job)) is None
+    assert await Run.objects.acount() == 0
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_the_job_of_a_live_worker_is_left_alone(job_stream) -> None:
     from enrichment.jobs.worker import JobRunner
 
