@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -11,8 +12,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.exceptions import ChannelFull
 from django.conf import settings
+from django.utils import timezone
 from pydantic import ValidationError
 
 from common import metrics
@@ -22,6 +25,7 @@ from enrichment.api.enrich import EnrichIn
 from enrichment.jobs import queue as jobqueue
 from enrichment.jobs.dispatch import enrichment_dispatch, workers_enabled
 from enrichment.services import runs as services
+from enrichment.services.dead_letters import DeadLetter, dead_letters_record
 from enrichment.services.live_feed import DECISIONS_GROUP
 
 logger = logging.getLogger(__name__)
@@ -34,6 +38,8 @@ ENRICH_ROUTE = "/ws/enrich/"  # the label of its requests in ``/metrics``
 DECISIONS_GROUP = DECISIONS_GROUP
 # How often the process looks for stored final frames of its sockets' queued jobs.
 POLL_SECONDS = 1.0
+# How long the answers to jobs lost past the deadline wait for their record to be written.
+RECORD_PATIENCE = 5.0
 # A job nobody has started after this long, with no worker alive, gets a "queued" notice.
 NOTICE_AFTER_SECONDS = 2.0
 QUEUED_NO_WORKER = "Queued: no enrichment worker is running; the request runs when one starts."
@@ -225,7 +231,8 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
             )
             return
         self.in_flight[request_id] = job
-        queued_jobs().add(job, self, request_id)
+        # Kept to record the job if it is lost (its attachments' data are not needed for that).
+        queued_jobs().add(job, self, request_id, dataclasses.replace(request, attachments=()))
 
     async def enrich_frame(self, event: dict[str, Any]) -> None:
         """A progress, result or error frame relayed from a worker (or fetched, if final).
@@ -274,6 +281,7 @@ class EnrichConsumer(AuthenticatedJsonConsumer):
 class _Queued:
     socket: EnrichConsumer
     request_id: str
+    request: services.EnrichRequest
     submitted: float = field(default_factory=time.monotonic)
 
 
@@ -293,8 +301,10 @@ class QueuedJobs:
         self.noticed: set[str] = set()
         self.task: asyncio.Task[None] | None = None
 
-    def add(self, job: str, socket: EnrichConsumer, request_id: str) -> None:
-        self.jobs[job] = _Queued(socket, request_id)
+    def add(
+        self, job: str, socket: EnrichConsumer, request_id: str, request: services.EnrichRequest
+    ) -> None:
+        self.jobs[job] = _Queued(socket, request_id, request)
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self.watch())
 
@@ -344,18 +354,38 @@ class QueuedJobs:
         """
         deadline = float(settings.ENRICHMENT_JOB_DEADLINE_SECONDS)
         now = time.monotonic()
-        for job, queued in list(self.jobs.items()):
-            if now - queued.submitted > deadline:
-                frame = {
-                    "type": "error",
-                    "id": queued.request_id,
-                    "error": deadline_error(deadline, job),
-                }
-                self.discard(job)
-                logger.warning(
-                    "job %s: no answer within %.0f s, answered with an error", job, deadline
-                )
-                await self.tell(queued.socket.enrich_frame({"frame": frame, "job": job}))
+        overdue = [
+            (job, queued)
+            for job, queued in list(self.jobs.items())
+            if now - queued.submitted > deadline
+        ]
+        if not overdue:
+            return
+        for job, _ in overdue:
+            self.discard(job)
+        errors = {job: deadline_error(deadline, job) for job, _ in overdue}
+        # Recorded before the answers go out: a client told its job was lost finds it in the
+        # decision log.
+        await self.record(
+            [
+                DeadLetter(job, queued.request, errors[job], timezone.now())
+                for job, queued in overdue
+            ]
+        )
+        for job, queued in overdue:
+            frame = {"type": "error", "id": queued.request_id, "error": errors[job]}
+            logger.warning("job %s: no answer within %.0f s, answered with an error", job, deadline)
+            await self.tell(queued.socket.enrich_frame({"frame": frame, "job": job}))
+
+    async def record(self, lost: list[DeadLetter]) -> None:
+        """A job with no answer by the deadline is recorded as a ``dead-letter`` run, unless
+        it has a run (a worker started it: that run says how it ended, or the sweeper will).
+        A job still queued is not run later: the workers skip a job older than the deadline.
+        The answers wait at most RECORD_PATIENCE seconds for the database."""
+        try:
+            await asyncio.wait_for(sync_to_async(dead_letters_record)(lost), RECORD_PATIENCE)
+        except Exception:  # the answers go out anyway; a database that is down loses the record
+            logger.exception("could not record %d job(s) lost past the deadline", len(lost))
 
     async def tell(self, sending: Awaitable[None]) -> None:
         try:

@@ -188,9 +188,18 @@ def broker_create(*, middleware: list[Any] | None = None) -> JobBroker:
     return broker
 
 
+# Every command of Dramatiq's broker stamps its id in the heartbeats set, sends included, and
+# a worker's maintenance looks up the acks of each id gone quiet (a KEYS scan of Redis) before
+# forgetting it. Web processes only send and hold no acks: under one shared id they go quiet
+# (and are scanned for) once per idle spell of them all, not once per process.
+SENDER_ID = "web-senders"
+
+
 @cache
 def _sender(url: str, prefix: str) -> JobBroker:
-    return broker_create()
+    broker = broker_create()
+    broker.broker_id = SENDER_ID
+    return broker
 
 
 def sender() -> JobBroker:

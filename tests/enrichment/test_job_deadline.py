@@ -1,5 +1,6 @@
 """Every job ends: a queued job with no final frame by the deadline gets an ``error`` frame,
-also when Redis lost the job (no final will ever be stored) or stays unreachable."""
+also when Redis lost the job (no final will ever be stored) or stays unreachable, and is
+recorded as a ``dead-letter`` run unless a worker started it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 from enrichment import consumers
 from enrichment.consumers import QueuedJobs, deadline_error
 from enrichment.jobs import queue as jobqueue
+from enrichment.models import Run
+from enrichment.services.runs import EnrichRequest
 
 
 class Socket:
@@ -26,7 +29,8 @@ class Socket:
         self.frames.append(frame)
 
 
-def test_a_job_past_the_deadline_is_answered_with_an_error_naming_why(
+@pytest.mark.django_db(transaction=True)
+def test_a_job_past_the_deadline_is_answered_with_an_error_naming_why_and_recorded(
     settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.ENRICHMENT_JOB_DEADLINE_SECONDS = 5
@@ -39,17 +43,30 @@ def test_a_job_past_the_deadline_is_answered_with_an_error_naming_why(
     async def scenario() -> tuple[Socket, Socket, QueuedJobs]:
         queued = QueuedJobs()
         late, fresh = Socket(), Socket()
-        queued.add("lost-job", late, "m1")  # type: ignore[arg-type]
-        queued.add("new-job", fresh, "m2")  # type: ignore[arg-type]
+        lost = EnrichRequest(body="lost with redis", channel="telegram", session_key="s-9")
+        queued.add("lost-job", late, "m1", lost)  # type: ignore[arg-type]
+        queued.add("new-job", fresh, "m2", EnrichRequest(body="new"))  # type: ignore[arg-type]
+        queued.add("started-job", late, "m3", EnrichRequest(body="started"))  # type: ignore[arg-type]
         queued.task.cancel()  # type: ignore[union-attr]  # polled by hand below
-        queued.jobs["lost-job"] = consumers._Queued(late, "m1", time.monotonic() - 6)  # type: ignore[arg-type]
+        past = time.monotonic() - 6
+        queued.jobs["lost-job"] = consumers._Queued(late, "m1", lost, past)  # type: ignore[arg-type]
+        queued.jobs["started-job"] = consumers._Queued(late, "m3", lost, past)  # type: ignore[arg-type]
         # Redis is down: the overdue job is answered before Redis is asked.
         with contextlib.suppress(ConnectionError):
             await queued.poll()
         return late, fresh, queued
 
+    started = Run.objects.create(original_body="started", outcome="running", job="started-job")
     late, fresh, queued = asyncio.run(scenario())
-    assert late.frames == [{"type": "error", "id": "m1", "error": deadline_error(5, "lost-job")}]
+    assert late.frames == [
+        {"type": "error", "id": "m1", "error": deadline_error(5, "lost-job")},
+        {"type": "error", "id": "m3", "error": deadline_error(5, "started-job")},
+    ]
     assert late.frames[0]["error"].startswith("deadline: no answer within 5 s (job lost-job)")
     assert fresh.frames == []
     assert list(queued.jobs) == ["new-job"]  # still waiting for its answer
+    # The lost job is in the decision log; the one a worker started keeps its own run.
+    recorded = Run.objects.get(job="lost-job")
+    assert recorded.outcome == "dead-letter" and recorded.error == deadline_error(5, "lost-job")
+    assert (recorded.original_body, recorded.channel) == ("lost with redis", "telegram")
+    assert list(Run.objects.filter(job="started-job")) == [started]
