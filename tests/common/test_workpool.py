@@ -138,7 +138,9 @@ async def test_waiting_for_a_job_never_blocks_the_event_loop(
     finally:
         tick.cancel()
     assert result == "finished" and len(gaps) > 50
-    assert max(gaps) < 0.2
+    # The job spins for 2 s: a loop that waited on it would show one gap that long. (A busy
+    # CI machine stalls a process for a few hundred ms now and then: that is not the pool.)
+    assert max(gaps) < 1.0
 
 
 async def test_closing_stops_every_worker() -> None:
