@@ -67,6 +67,10 @@ def reset_peak(pid: int) -> float:
 
 
 def p99_ms(latencies: list[float]) -> float:
+    """The 99th percentile in ms; NaN when the probe got no answer in time (a request that
+    ended before its first probe: on a fast machine in the smoke run)."""
+    if not latencies:
+        return float("nan")
     ordered = sorted(latencies)
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
 
