@@ -10,6 +10,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
 from django.http import HttpRequest
+from django.utils import timezone
 from ninja import Router, Schema, Status
 
 from accounts.auth import BearerToken
@@ -63,6 +64,12 @@ class RetentionOut(Schema):
     lastPruneRemoved: int | None
     lastPruneRedacted: int | None
     lastPruneError: str | None
+    # Partitioned storage (PostgreSQL, ``manage.py partition_runs``): runs created from
+    # ``partitionsUntil`` on have no partition; ``partitionsRunningOut`` (within a week:
+    # prune passes are not creating the months ahead) turns the status ``degraded``.
+    partitioned: bool = False
+    partitionsUntil: datetime | None = None
+    partitionsRunningOut: bool = False
 
 
 class HealthOut(Schema):
@@ -141,7 +148,13 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
     # balancer then sends its requests elsewhere. Workers missing or jobs overdue degrade the
     # service as a whole, not this process, and another instance would answer the same: 200.
     serving = database.ok and layer.ok
-    healthy = serving and (workers is None or workers.ok) and (jobs is None or jobs.ok)
+    retention = retention_status() if database.ok else None
+    healthy = (
+        serving
+        and (workers is None or workers.ok)
+        and (jobs is None or jobs.ok)
+        and (retention is None or not retention.partitionsRunningOut)
+    )
     status = "ok" if healthy else "degraded"
     body: HealthOut | PublicHealthOut = (
         HealthOut(
@@ -150,7 +163,7 @@ def health(request: HttpRequest) -> Status[HealthOut | PublicHealthOut]:
             channelLayer=layer,
             workers=workers,
             jobs=jobs,
-            retention=retention_status() if database.ok else None,
+            retention=retention,
         )
         if _authenticated(request)
         else PublicHealthOut(status=status)
@@ -213,11 +226,14 @@ def jobs_status() -> JobsStatus:
 
 
 def retention_status() -> RetentionOut | None:
-    """Informational: it never changes ``status`` (an overdue prune is not an outage)."""
+    """Informational (an overdue prune is not an outage), except partitions running out:
+    runs could soon not be stored at all."""
     from enrichment.selectors.retention import retention_status as read_status
+    from enrichment.services.partitions import partition_status
 
     try:
         status = read_status()
+        storage = partition_status()
     except Exception:  # a health check reports, never raises; the database part says why
         return None
     last = status.last_pass
@@ -230,6 +246,9 @@ def retention_status() -> RetentionOut | None:
         lastPruneRemoved=last.removed if last else None,
         lastPruneRedacted=last.redacted if last else None,
         lastPruneError=(last.error or None) if last else None,
+        partitioned=storage.partitioned,
+        partitionsUntil=storage.until,
+        partitionsRunningOut=storage.running_out(timezone.now()),
     )
 
 

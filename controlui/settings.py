@@ -190,6 +190,15 @@ except PolicyError as exc:
 RETENTION_EXPORT_DIR = os.environ.get("RETENTION_EXPORT_DIR", "").strip() or None
 # Runs removed or redacted per transaction: each batch holds its row locks only briefly.
 RETENTION_BATCH_SIZE = read_int("RETENTION_BATCH_SIZE", 500, minimum=1)
+# Partitioned storage on PostgreSQL (``manage.py partition_runs``): monthly partitions kept
+# created this many months ahead by each prune pass, and the lock timeout of every step that
+# takes a lock blocking inserts (it is tried again, so inserts never wait longer).
+RUNS_PARTITIONS_AHEAD = read_int("RUNS_PARTITIONS_AHEAD", 3, minimum=1)
+if RUNS_PARTITIONS_AHEAD > 24:
+    raise ImproperlyConfigured(
+        f"RUNS_PARTITIONS_AHEAD: at most 24 months, got {RUNS_PARTITIONS_AHEAD}"
+    )
+PARTITION_LOCK_TIMEOUT_MS = read_int("PARTITION_LOCK_TIMEOUT_MS", 50, minimum=1)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -367,6 +369,10 @@ class Run(models.Model):
 
 class UrlDecision(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="url_decisions")
+    # The run's creation time, copied: with partitioned storage on PostgreSQL
+    # (enrichment.services.partitions) a run's rows live in the partitions of its month.
+    # Empty on rows stored before the column existed.
+    run_created_at = models.DateTimeField(null=True, blank=True, editable=False)
     position = models.PositiveSmallIntegerField()
     url = models.TextField()
     blocked = models.BooleanField(default=False)
@@ -384,9 +390,15 @@ class UrlDecision(models.Model):
     def __str__(self) -> str:
         return self.url
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.run_created_at is None and self.run_id is not None:
+            self.run_created_at = self.run.created_at
+        super().save(*args, **kwargs)
+
 
 class Attempt(models.Model):
     url_decision = models.ForeignKey(UrlDecision, on_delete=models.CASCADE, related_name="attempts")
+    run_created_at = models.DateTimeField(null=True, blank=True, editable=False)  # as above
     position = models.PositiveSmallIntegerField()
     type = models.CharField(max_length=20, default="cli")
     command = models.CharField(max_length=500, blank=True)
@@ -408,6 +420,11 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.command} {self.outcome}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.run_created_at is None and self.url_decision_id is not None:
+            self.run_created_at = self.url_decision.run_created_at
+        super().save(*args, **kwargs)
 
 
 class SavedView(models.Model):

@@ -68,6 +68,16 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
                 (actual,) = cursor.fetchone()
             expected = connection.settings_dict["NAME"]
             assert actual == expected, f"tests would run against {actual!r}, not {expected!r}"
+        if os.environ.get("CONTROLUI_TEST_STORAGE") == "partitioned":
+            # The whole suite on the decision log stored in monthly partitions (.ci/run)
+            # with the current month a partition of its own, so that new runs are stored in
+            # month partitions and older ones (tests that date runs back) in the legacy one.
+            from django.utils import timezone
+
+            from enrichment.pipeline.retention.partitions import month_start
+            from enrichment.services.partitions import partitioned_storage_switch
+
+            partitioned_storage_switch(first=month_start(timezone.now()))
 
 
 @pytest.fixture

@@ -8,6 +8,11 @@ removed run (its URL decisions and their attempts) go in the same transaction; n
 else is touched (problems keep their own counts and history: no row of theirs refers to a
 run by foreign key).
 
+With partitioned storage on PostgreSQL (``manage.py partition_runs``) a pass first creates
+the months ahead, then drops whole every month whose runs have all expired (its partitions,
+with its URL decisions and attempts: milliseconds for a million runs), and removes what
+else is due row by row as above.
+
 ``retention_pass`` is the periodic job: ``manage.py prune_runs`` runs it (cron), and a task
 engine can schedule the same function.
 """
@@ -27,6 +32,7 @@ from django.db.models import Case, Value, When
 from django.utils import timezone
 
 from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
+from enrichment.pipeline.retention.partitions import droppable
 from enrichment.pipeline.retention.policy import (
     Cut,
     RetentionPolicy,
@@ -35,6 +41,7 @@ from enrichment.pipeline.retention.policy import (
     retention_cuts,
 )
 from enrichment.selectors.records import decision_record
+from enrichment.services import partitions
 
 # Called after each batch: (what, done so far, total due when the pass began).
 Progress = Callable[[str, int, int], None]
@@ -48,6 +55,8 @@ class PassReport:
     due_redaction: int = 0
     exported_to: Path | None = None
     cuts: list[Cut] = field(default_factory=list)
+    # Months dropped whole (partitioned storage): their partition names (``p2026_09``).
+    dropped_months: list[str] = field(default_factory=list)
 
 
 def _ignore(_what: str, _done: int, _total: int) -> None:
@@ -77,15 +86,37 @@ def retention_pass(
     if before is not None:
         report.due_redaction = _unredacted(before).count()
     if dry_run:
+        if partitions.is_partitioned():
+            due = droppable(partitions.partition_status().months, policy, Run.Outcome.values, now)
+            report.dropped_months = [
+                month.name
+                for month in due.months
+                if not partitions.month_holds(month, due.kept_outcomes)
+            ]
         return report
     record = RetentionPass.objects.create(started_at=now, policy=policy.describe())
+    export = _Export(export_dir) if export_dir is not None else None
     try:
-        report.removed, report.exported_to = runs_remove(
-            cuts=report.cuts,
-            batch_size=batch_size,
-            export_dir=export_dir,
-            progress=lambda done: progress("removed", done, report.due_removal),
-        )
+        try:
+            if partitions.is_partitioned():
+                partitions.partitions_ensure(now=now)
+                report.removed, report.dropped_months = months_drop(
+                    policy=policy,
+                    now=now,
+                    batch_size=batch_size,
+                    export=export,
+                    progress=lambda done: progress("removed", done, report.due_removal),
+                )
+            report.removed += runs_remove(
+                cuts=report.cuts,
+                batch_size=batch_size,
+                export=export,
+                progress=lambda done: progress(
+                    "removed", report.removed + done, report.due_removal
+                ),
+            )
+        finally:
+            report.exported_to = export.close() if export is not None else None
         if before is not None:
             report.redacted = runs_redact(
                 policy=policy,
@@ -138,31 +169,55 @@ def _batches(queryset, batch_size: int) -> Iterator[list[int]]:  # type: ignore[
         yield [run_id for run_id, _created_at in rows]
 
 
+def months_drop(
+    *,
+    policy: RetentionPolicy,
+    now: datetime,
+    batch_size: int,
+    export: _Export | None = None,
+    progress: Callable[[int], None] = lambda _done: None,
+) -> tuple[int, list[str]]:
+    """Drop whole the months (partitioned storage) whose runs have all expired and that
+    hold no run of an outcome kept forever; each month's runs are exported first when
+    ``export`` is given. Returns the runs removed and the months dropped."""
+    status = partitions.partition_status()
+    due = droppable(status.months, policy, Run.Outcome.values, now)
+    removed, dropped = 0, []
+    for month in due.months:
+        if partitions.month_holds(month, due.kept_outcomes):
+            continue  # its expired runs go row by row
+        count = partitions.month_runs(month)
+        if export is not None:
+            for ids in partitions.month_run_ids(month, batch_size):
+                export.write(ids)
+        partitions.month_drop(month)
+        removed += count
+        dropped.append(month.name)
+        progress(removed)
+    return removed, dropped
+
+
 def runs_remove(
     *,
     cuts: list[Cut],
     batch_size: int,
-    export_dir: Path | None = None,
+    export: _Export | None = None,
     progress: Callable[[int], None] = lambda _done: None,
-) -> tuple[int, Path | None]:
+) -> int:
     """Remove the runs of every cut with their URL decisions and attempts, a batch per
-    transaction. With ``export_dir``, each batch is first appended to one gzip JSON-lines
-    file of the pass (a run whose removal then fails is exported again by the next pass)."""
+    transaction. With ``export``, each batch is first appended to the pass's gzip JSON-lines
+    file (a run whose removal then fails is exported again by the next pass)."""
     removed = 0
-    export = _Export(export_dir) if export_dir is not None else None
-    try:
-        for cut in cuts:
-            for ids in _batches(_expired(cut), batch_size):
-                if export is not None:
-                    export.write(ids)
-                with transaction.atomic():
-                    Attempt.objects.filter(url_decision__run_id__in=ids).delete()
-                    UrlDecision.objects.filter(run_id__in=ids).delete()
-                    removed += Run.objects.filter(id__in=ids).delete()[1].get(Run._meta.label, 0)
-                progress(removed)
-    finally:
-        path = export.close() if export is not None else None
-    return removed, path
+    for cut in cuts:
+        for ids in _batches(_expired(cut), batch_size):
+            if export is not None:
+                export.write(ids)
+            with transaction.atomic():
+                Attempt.objects.filter(url_decision__run_id__in=ids).delete()
+                UrlDecision.objects.filter(run_id__in=ids).delete()
+                removed += Run.objects.filter(id__in=ids).delete()[1].get(Run._meta.label, 0)
+            progress(removed)
+    return removed
 
 
 class _Export:

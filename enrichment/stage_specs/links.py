@@ -42,6 +42,7 @@ def store(run: Run, result: LinkResult) -> RecordWrites:
         chosen = next((i for i, attempt in enumerate(url.attempts) if attempt is url.chosen), None)
         row = UrlDecision(
             run=run,
+            run_created_at=run.created_at,
             position=position,
             url=storable_text(url.url),
             blocked=url.blocked,
@@ -54,6 +55,7 @@ def store(run: Run, result: LinkResult) -> RecordWrites:
         attempt_rows += [
             Attempt(
                 url_decision=row,
+                run_created_at=run.created_at,
                 position=index,
                 type=attempt.type,
                 command=storable_text(attempt.command),

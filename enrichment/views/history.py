@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from common.errors import InvalidInput, NotFound, PermissionDenied
@@ -22,6 +23,7 @@ from enrichment.selectors.retention import retention_status
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
 from enrichment.selectors.status import STATUSES
 from enrichment.services import saved_views
+from enrichment.services.partitions import partition_status
 
 HISTORY_PAGE_SIZE = 50
 # The "Newer" link walks back through the cursors of the pages seen before; the trail is
@@ -36,6 +38,7 @@ CHAT_TYPES = ("direct", "group", "channel")
 @require_GET
 def overview(request: HttpRequest) -> HttpResponse:
     data = stats.overview(period_key=request.GET.get("period"))
+    storage = partition_status()
     context = {
         "data": data,
         "periods": list(stats.PERIODS.values()),
@@ -43,6 +46,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         # Drill-down links keep the period: "Success 27" in the last 24 h opens those 27.
         "since_param": quote(data.since.isoformat(timespec="seconds")) if data.since else "",
         "retention": retention_status(),
+        "storage": storage,
+        "storage_running_out": storage.running_out(timezone.now()),
     }
     context.update(_top_failing_rows(data))
     return render(request, "enrichment/overview.html", context)

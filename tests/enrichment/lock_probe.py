@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import psycopg
 
@@ -15,7 +16,7 @@ INSERT_RUN = (
     "INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,"
     " agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,"
     " media, owner, stage_records, job)"
-    " VALUES (now(), 'probe', 'probe', 'direct', 'probe', '', 'probe body', '', 'success', '',"
+    " VALUES (COALESCE(%s::timestamptz, now()), 'probe', 'probe', 'direct', 'probe', '', 'probe body', '', 'success', '',"
     " 0, '{}', '[]', '', '{}', '')"
 )
 
@@ -26,6 +27,7 @@ class LockProbe:
 
     database_url: str
     lock_timeout_ms: int = 200
+    created_at: datetime | None = None  # the inserted runs' time (None: the server's now)
     inserted: int = 0
     blocked: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -52,7 +54,7 @@ class LockProbe:
             while not self._stop.is_set():
                 started = time.perf_counter()
                 try:
-                    connection.execute(INSERT_RUN)
+                    connection.execute(INSERT_RUN, [self.created_at])
                 except psycopg.errors.LockNotAvailable as exc:
                     self.blocked.append(str(exc).strip())
                 except psycopg.Error as exc:  # a table being created/dropped: not a lock wait

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from enrichment.management.commands.enrich import progress_bar
+from enrichment.services.partitions import PartitionError
 from enrichment.services.retention import retention_pass
 
 
@@ -52,22 +53,30 @@ class Command(BaseCommand):
                 self.stdout.write(f"\r{what:>8} {bar}", ending="")
                 self.stdout.flush()
 
-        report = retention_pass(
-            dry_run=options["dry_run"],
-            batch_size=batch_size,
-            export_dir=options["export_dir"],
-            progress=progress,
-        )
+        try:
+            report = retention_pass(
+                dry_run=options["dry_run"],
+                batch_size=batch_size,
+                export_dir=options["export_dir"],
+                progress=progress,
+            )
+        except PartitionError as error:  # recorded on the pass too (the overview shows it)
+            raise CommandError(f"partitioned storage: {error}") from None
         if interactive and not options["dry_run"]:
             self.stdout.write("")
         for cut in report.cuts:
             self.stdout.write(f"  {cut.outcome}: runs created before {cut.before:%Y-%m-%d %H:%M}")
+        months = ", ".join(report.dropped_months)
         if options["dry_run"]:
             self.stdout.write(
                 f"Dry run: would remove {report.due_removal} runs and redact "
                 f"{report.due_redaction}; nothing changed."
             )
+            if months:
+                self.stdout.write(f"Whole months whose partitions would be dropped: {months}")
             return
+        if months:
+            self.stdout.write(f"Dropped the partitions of whole months: {months}")
         elapsed = time.monotonic() - started
         self.stdout.write(
             f"Removed {report.removed} runs, redacted {report.redacted} in {elapsed:.1f}s."

@@ -1,0 +1,419 @@
+"""Partitioned storage of the decision log on PostgreSQL: the switch, the months ahead, and
+dropping a month whole.
+
+``partitioned_storage_switch`` turns the three decision-log tables (runs, URL decisions,
+attempts) into tables partitioned by month of the run's creation, online:
+
+1. The foreign keys between them go (a partitioned table has no unique ``id`` to point at;
+   Django deletes a run's rows itself, and the rows of a run share its month).
+2. Each table gets a check that its rows are older than the first boundary (the next month
+   start, a day away at least), added ``NOT VALID`` and then validated: the validation scans
+   under a lock that lets inserts go on.
+3. One short transaction per table renames it ``<table>_legacy``, creates the partitioned
+   table in its place (same columns, defaults, checks and generated column; ids from a
+   sequence carrying on from the old one) and attaches the old table: the runs' as the
+   partition of everything before the boundary, the child tables' as their default partition
+   (their rows stored before ``run_created_at`` existed have none). The validated check
+   spares the scan, so this holds its exclusive lock for milliseconds.
+4. Each index of the old table becomes an index of the partitioned table (same name and
+   definition) with the old index attached to it: nothing is rebuilt. Primary keys and
+   unique constraints stay per partition (a unique index over partitions must hold the
+   month); every partition gets the same ones.
+5. The partitions of the months ahead are created (``partitions_ensure``).
+
+Every statement that takes a lock blocking inserts runs with a short ``lock_timeout``
+(``PARTITION_LOCK_TIMEOUT_MS``) and is tried again when it times out, so an insert never
+waits behind the switch or a maintenance step for longer than that.
+
+SQLite stays unpartitioned: these functions refuse it (``PartitionError``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
+from django.utils import timezone
+
+from enrichment.models import Attempt, Run, UrlDecision
+from enrichment.pipeline.retention.partitions import (
+    MonthPartition,
+    first_boundary,
+    month_name,
+    month_start,
+    months_to_create,
+)
+
+# The tables, parents first, with the column each is partitioned by.
+TABLES = (
+    (Run._meta.db_table, "created_at"),
+    (UrlDecision._meta.db_table, "run_created_at"),
+    (Attempt._meta.db_table, "run_created_at"),
+)
+RUNS_TABLE = Run._meta.db_table
+BOUND_CHECK = "before_partitions"
+LOCK_RETRIES = 100
+MONTH_SUFFIX = re.compile(r"_p(\d{4})_(\d{2})$")
+# Partitions ahead for less than this: the overview warns, and /api/health is degraded.
+RUNNING_OUT = timedelta(days=7)
+
+Say = Callable[[str], None]
+
+
+class PartitionError(Exception):
+    """Partitioned storage cannot be set up or kept (the message says why)."""
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+def _require_postgres() -> None:
+    if connection.vendor != "postgresql":
+        raise PartitionError(
+            f"partitioned storage needs PostgreSQL; this database is {connection.vendor} "
+            "(SQLite stays unpartitioned: retention removes old runs row by row)"
+        )
+
+
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def _timestamp(moment: datetime) -> str:
+    return f"'{moment.isoformat()}'::timestamptz"
+
+
+def _rows(sql: str, params: Sequence[object] = ()) -> list[tuple]:  # type: ignore[type-arg]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+def _locking(statements: Callable[[], Sequence[str]] | Sequence[str]) -> None:
+    """Run DDL in one transaction under the short lock timeout; when a lock is not granted
+    in time (a long query holds the table), wait a little and try again."""
+    timeout = int(settings.PARTITION_LOCK_TIMEOUT_MS)
+    for attempt in range(LOCK_RETRIES):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL lock_timeout = '{timeout}ms'")
+                for statement in statements() if callable(statements) else statements:
+                    cursor.execute(statement)
+            return
+        except OperationalError as error:
+            if "lock timeout" not in str(error):
+                raise
+            time.sleep(min(0.02 * (attempt + 1), 0.5))
+    raise PartitionError(
+        f"a lock on the decision log was not granted within {timeout} ms in "
+        f"{LOCK_RETRIES} tries (a long transaction holds it); nothing was changed by this step"
+    )
+
+
+def is_partitioned(table: str = RUNS_TABLE) -> bool:
+    if connection.vendor != "postgresql":
+        return False
+    found = _rows("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [table])
+    return bool(found) and found[0][0] == "p"
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    partitioned: bool
+    available: bool = True  # PostgreSQL (SQLite stays unpartitioned)
+    months: tuple[MonthPartition, ...] = ()
+    legacy: bool = False  # the runs stored before the switch still have their partition
+
+    @property
+    def until(self) -> datetime | None:
+        """Runs created from this moment on have no partition yet (inserts would fail)."""
+        return self.months[-1].end if self.months else None
+
+    def running_out(self, now: datetime) -> bool:
+        """Less than ``RUNNING_OUT`` left ahead: prune passes are not creating months."""
+        return self.until is not None and self.until - now < RUNNING_OUT
+
+
+def partition_status() -> PartitionStatus:
+    if not is_partitioned():
+        return PartitionStatus(partitioned=False, available=connection.vendor == "postgresql")
+    names = [name for name, _bound in _partitions(RUNS_TABLE)]
+    return PartitionStatus(
+        partitioned=True,
+        months=tuple(sorted(_months(RUNS_TABLE, names), key=lambda m: m.start)),
+        legacy=f"{RUNS_TABLE}_legacy" in names,
+    )
+
+
+def _partitions(table: str) -> list[tuple[str, str]]:
+    return _rows(  # type: ignore[return-value]
+        "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
+        " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(%s)",
+        [table],
+    )
+
+
+def _months(table: str, names: Sequence[str]) -> Iterator[MonthPartition]:
+    for name in names:
+        if name.startswith(table) and (match := MONTH_SUFFIX.search(name)):
+            year, month = int(match[1]), int(match[2])
+            yield MonthPartition(datetime(year, month, 1, tzinfo=UTC))
+
+
+def partitioned_storage_switch(
+    *,
+    now: datetime | None = None,
+    ahead: int | None = None,
+    first: datetime | None = None,
+    say: Say = _quiet,
+) -> PartitionStatus:
+    """Partition the decision log (see the module's docstring); a table already partitioned
+    is left as it is, so a switch that stopped half way is finished by running it again.
+    Then the months ahead are created.
+
+    ``first`` sets the first month boundary (default: the next one at least a day away). An
+    earlier one is only for a database nobody writes to meanwhile (a new or test database):
+    its rows must all be older, and so must every row inserted before the switch ends."""
+    _require_postgres()
+    now = now or timezone.now()
+    if first is not None and first != month_start(first):
+        raise PartitionError(f"the first boundary must be a month start, not {first}")
+    boundary = first if first is not None and not is_partitioned() else _boundary(now)
+    for table, column in TABLES:
+        if is_partitioned(table):
+            continue
+        say(f"{table}: dropping the foreign keys between the decision log's tables")
+        _foreign_keys_drop(table)
+        say(f"{table}: checking that every row is older than {boundary:%Y-%m-%d}")
+        _bound_check(table, column, boundary)
+        say(f"{table}: switching to a partitioned table (the old one is {table}_legacy)")
+        _switch(table, column, boundary)
+        say(f"{table}: indexes of the partitioned table (the old ones attached, not rebuilt)")
+        _indexes_lift(table)
+    return partitions_ensure(now=now, ahead=ahead, say=say)
+
+
+def _boundary(now: datetime) -> datetime:
+    """The first month boundary: the start of the first monthly partition when the runs'
+    table is already partitioned (a switch finished half way), else the next one ahead."""
+    if is_partitioned(RUNS_TABLE):
+        bounds = _rows(
+            "SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_class c WHERE c.oid = "
+            "to_regclass(%s)",
+            [f"{RUNS_TABLE}_legacy"],
+        )
+        if bounds and (found := re.search(r"TO \('([^']+)'\)", bounds[0][0])):
+            return datetime.fromisoformat(found[1])
+        months = partition_status().months
+        if months:
+            return months[0].start
+    return first_boundary(now)
+
+
+def _foreign_keys_drop(table: str) -> None:
+    keys = _rows(
+        "SELECT conrelid::regclass::text, conname FROM pg_constraint WHERE contype = 'f'"
+        " AND (conrelid = to_regclass(%s) OR confrelid = to_regclass(%s))",
+        [table, table],
+    )
+    for owner, name in keys:
+        _locking([f"ALTER TABLE {owner} DROP CONSTRAINT {_q(name)}"])
+
+
+def _bound_check(table: str, column: str, boundary: datetime) -> None:
+    name = f"{table}_{BOUND_CHECK}"
+    condition = f"{_q(column)} < {_timestamp(boundary)}"
+    if column != "created_at":
+        condition = f"{_q(column)} IS NULL OR {condition}"
+    exists = _rows(
+        "SELECT convalidated FROM pg_constraint WHERE conrelid = to_regclass(%s) AND conname = %s",
+        [table, name],
+    )
+    if not exists:
+        _locking(
+            [f"ALTER TABLE {_q(table)} ADD CONSTRAINT {_q(name)} CHECK ({condition}) NOT VALID"]
+        )
+    if not exists or not exists[0][0]:
+        # SHARE UPDATE EXCLUSIVE: the scan runs while inserts go on
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER TABLE {_q(table)} VALIDATE CONSTRAINT {_q(name)}")
+
+
+def _switch(table: str, column: str, boundary: datetime) -> None:
+    legacy = f"{table}_legacy"
+    sequence = _rows("SELECT pg_get_serial_sequence(%s, 'id')", [table])[0][0]
+    sequence_name = sequence.split(".")[-1].strip('"')
+    bound = (
+        f"FOR VALUES FROM (MINVALUE) TO ({_timestamp(boundary)})"
+        if column == "created_at"
+        else "DEFAULT"
+    )
+
+    def statements() -> list[str]:
+        # Inside the transaction, after the rename locks the old table: no insert can take
+        # an id between reading the sequence and the new one carrying on from it.
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER TABLE {_q(table)} RENAME TO {_q(legacy)}")
+            cursor.execute(f"SELECT last_value, is_called FROM {sequence}")
+            last_value, is_called = cursor.fetchone()
+        return [
+            f"CREATE TABLE {_q(table)} (LIKE {_q(legacy)} INCLUDING DEFAULTS"
+            f" INCLUDING CONSTRAINTS INCLUDING GENERATED) PARTITION BY RANGE ({_q(column)})",
+            f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(f'{table}_{BOUND_CHECK}')}",
+            f"ALTER TABLE {_q(legacy)} ALTER COLUMN id DROP IDENTITY IF EXISTS",
+            f"CREATE SEQUENCE {_q(sequence_name)}",
+            f"SELECT setval('{_q(sequence_name)}', {int(last_value)}, {bool(is_called)})",
+            f"ALTER SEQUENCE {_q(sequence_name)} OWNED BY {_q(table)}.id",
+            f"ALTER TABLE {_q(table)} ALTER COLUMN id SET DEFAULT"
+            f" nextval('{_q(sequence_name)}'::regclass)",
+            f"ALTER TABLE {_q(table)} ATTACH PARTITION {_q(legacy)} {bound}",
+        ]
+
+    _locking(statements)
+
+
+def _indexes_lift(table: str) -> None:
+    """Each index of the legacy partition that no constraint owns, made an index of the
+    partitioned table by the same name, with the legacy one attached to it."""
+    legacy = f"{table}_legacy"
+    indexes = _rows(
+        "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass(%s)"
+        " AND NOT i.indisunique AND NOT EXISTS (SELECT 1 FROM pg_constraint k"
+        " WHERE k.conindid = i.indexrelid)",
+        [legacy],
+    )
+    for name, definition in indexes:
+        if name.endswith("_legacy"):
+            continue
+        renamed = f"{name[:56]}_legacy"
+        using = definition[definition.index(" USING ") :]
+        _locking(
+            [
+                f"ALTER INDEX {_q(name)} RENAME TO {_q(renamed)}",
+                f"CREATE INDEX {_q(name)} ON ONLY {_q(table)}{using}",
+                f"ALTER INDEX {_q(name)} ATTACH PARTITION {_q(renamed)}",
+            ]
+        )
+
+
+def partitions_ensure(
+    *, now: datetime | None = None, ahead: int | None = None, say: Say = _quiet
+) -> PartitionStatus:
+    """Create the partitions of every month from the first boundary to ``ahead`` months
+    after now (``RUNS_PARTITIONS_AHEAD``), the runs' first, for each table; existing ones
+    are kept. Each is created apart and attached (no lock on the parent that blocks
+    inserts; a child table's default partition is locked for an instant)."""
+    _require_postgres()
+    if not is_partitioned():
+        raise PartitionError("the decision log is not partitioned (manage.py partition_runs)")
+    now = now or timezone.now()
+    ahead = ahead if ahead is not None else settings.RUNS_PARTITIONS_AHEAD
+    for month in months_to_create(_boundary(now), now, ahead=ahead):
+        for table, _column in TABLES:
+            if _partition_create(table, MonthPartition(month)):
+                say(f"created {table}_{month_name(month)}")
+    return partition_status()
+
+
+def _partition_create(table: str, month: MonthPartition) -> bool:
+    name = f"{table}_{month.name}"
+    attached = _rows(
+        "SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)"
+        " AND inhparent = to_regclass(%s)",
+        [name, table],
+    )
+    if attached:
+        return False
+    if not _rows("SELECT to_regclass(%s) IS NOT NULL", [name])[0][0]:
+        template = _newest_partition(table)
+        local = _rows(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid ="
+            " to_regclass(%s) AND contype IN ('p', 'u') ORDER BY contype, conname",
+            [template],
+        )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"CREATE TABLE {_q(name)} (LIKE {_q(table)} INCLUDING DEFAULTS"
+                " INCLUDING CONSTRAINTS INCLUDING GENERATED)"
+            )
+            for index, (definition,) in enumerate(local):
+                cursor.execute(
+                    f"ALTER TABLE {_q(name)} ADD CONSTRAINT {_q(f'{name}_k{index}')} {definition}"
+                )
+    _locking(
+        [
+            f"ALTER TABLE {_q(table)} ATTACH PARTITION {_q(name)} FOR VALUES FROM"
+            f" ({_timestamp(month.start)}) TO ({_timestamp(month.end)})"
+        ]
+    )
+    return True
+
+
+def _newest_partition(table: str) -> str:
+    """The partition whose primary key and unique constraints a new one copies."""
+    names = [name for name, _bound in _partitions(table)]
+    months = sorted(_months(table, names), key=lambda m: m.start)
+    return f"{table}_{months[-1].name}" if months else f"{table}_legacy"
+
+
+def month_runs(month: MonthPartition) -> int:
+    return _rows(f"SELECT count(*) FROM {_q(f'{RUNS_TABLE}_{month.name}')}")[0][0]
+
+
+def month_holds(month: MonthPartition, outcomes: Sequence[str]) -> bool:
+    """Whether the month holds a run of one of these outcomes (kept forever)."""
+    if not outcomes:
+        return False
+    return bool(
+        _rows(
+            f"SELECT EXISTS (SELECT 1 FROM {_q(f'{RUNS_TABLE}_{month.name}')}"
+            " WHERE outcome = ANY(%s))",
+            [list(outcomes)],
+        )[0][0]
+    )
+
+
+def month_run_ids(month: MonthPartition, batch_size: int) -> Iterator[list[int]]:
+    """The ids of a month's runs, oldest first, a batch at a time (for the export)."""
+    table = _q(f"{RUNS_TABLE}_{month.name}")
+    after = (datetime.min.replace(tzinfo=UTC), 0)
+    while True:
+        rows = _rows(
+            f"SELECT id, created_at FROM {table} WHERE (created_at, id) > (%s, %s)"
+            " ORDER BY created_at, id LIMIT %s",
+            [after[0], after[1], batch_size],
+        )
+        if not rows:
+            return
+        after = (rows[-1][1], rows[-1][0])
+        yield [run_id for run_id, _created_at in rows]
+
+
+def month_drop(month: MonthPartition) -> None:
+    """Drop a month's partitions, its runs' with their URL decisions and attempts.
+
+    A child row stored without the run's creation time (written by a release before the
+    column, or by a raw insert) lives in the default partition: those of the month's runs
+    are deleted first, so no row outlives its run."""
+    runs = _q(f"{RUNS_TABLE}_{month.name}")
+    decisions, attempts = _q(f"{TABLES[1][0]}_legacy"), _q(f"{TABLES[2][0]}_legacy")
+    first, last = _rows(f"SELECT min(id), max(id) FROM {runs}")[0]
+    if first is not None:
+        # the id range first: an index range on the default partition, not a scan of it
+        of_month = (
+            f"run_id BETWEEN {int(first)} AND {int(last)} AND run_id IN (SELECT id FROM {runs})"
+        )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {attempts} WHERE url_decision_id IN"
+                f" (SELECT id FROM {decisions} WHERE {of_month})"
+            )
+            cursor.execute(f"DELETE FROM {decisions} WHERE {of_month}")
+    _locking([f"DROP TABLE {_q(f'{table}_{month.name}')}" for table, _c in reversed(TABLES)])

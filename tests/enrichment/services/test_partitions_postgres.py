@@ -1,0 +1,254 @@
+"""PostgreSQL: the decision log stored in monthly partitions (``manage.py partition_runs``).
+
+The first test switches this worker's test database while it holds runs and while another
+session keeps inserting; the others need partitioned storage (switched as a deployment would
+when run alone) and date their runs from the first monthly partition on. The switch is for
+good: .ci/run runs this module in a pytest process of its own, and the rest of the suite has
+a pass of its own on partitioned storage (CONTROLUI_TEST_STORAGE=partitioned), where this
+module is skipped (its prune drops whole months, the current one there).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from datetime import datetime, timedelta
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
+from enrichment.pipeline.retention.partitions import add_months, month_name, month_start
+from enrichment.pipeline.retention.policy import RetentionPolicy
+from enrichment.services import partitions
+from enrichment.services.retention import retention_pass
+from tests.enrichment.lock_probe import LockProbe
+from tests.enrichment.services.test_retention_postgres import SEED, database_url
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL (DATABASE_URL)"),
+    pytest.mark.skipif(
+        os.environ.get("CONTROLUI_TEST_STORAGE") == "partitioned",
+        reason="runs in a process of its own (.ci/run)",
+    ),
+]
+
+LEGACY_RUNS = 3_000
+
+
+def where(table: str, row_id: int) -> str:
+    """The partition holding a row."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT tableoid::regclass::text FROM {table} WHERE id = %s", [row_id])
+        return cursor.fetchone()[0]
+
+
+def exists(table: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [table])
+        return cursor.fetchone()[0]
+
+
+def run_with_link(created_at: datetime, *, outcome: str = "success", word: str = "") -> Run:
+    run = Run.objects.create(
+        created_at=created_at,
+        outcome=outcome,
+        channel="slack",
+        original_body=f"see https://example.com/{word} about {word}",
+        url_count=1,
+    )
+    decision = UrlDecision.objects.create(
+        run=run, position=0, url=f"https://example.com/{word}", summary=f"a page on {word}"
+    )
+    Attempt.objects.create(url_decision=decision, position=0, command="summarize", outcome="ok")
+    return run
+
+
+@pytest.fixture
+def months() -> tuple[datetime, datetime]:
+    """Partitioned storage: its first monthly partition and the one after (a month dropped
+    by an earlier test is gone: the first is then a later one)."""
+    if not partitions.is_partitioned():
+        partitions.partitioned_storage_switch()
+    first = partitions.partition_status().months[0].start
+    return first, add_months(first, 1)
+
+
+def seed_month(count: int, created_at: datetime) -> None:
+    """``count`` runs at ``created_at``, each with one URL decision and one attempt."""
+    with connection.cursor() as cursor:
+        cursor.execute(MONTH_SEED, [created_at, count, created_at, created_at])
+
+
+MONTH_SEED = """
+WITH runs AS (
+  INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,
+    agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,
+    media, owner, stage_records, job)
+  SELECT %s, 'seeded', 'slack', 'direct', 'agent:main:' || (n %% 50), '',
+    'see https://example.com/' || n, '', 'success', '', 1, '{}', '[]', '', '{}', ''
+  FROM generate_series(1, %s) AS n RETURNING id
+), decisions AS (
+  INSERT INTO enrichment_urldecision (run_id, run_created_at, position, url, blocked, reason,
+    addresses, summary)
+  SELECT id, %s, 0, 'https://example.com/', false, '', '[]', 'a page' FROM runs RETURNING id
+)
+INSERT INTO enrichment_attempt (url_decision_id, run_created_at, position, type, command, argv,
+  outcome, reason, stderr_tail)
+SELECT id, %s, 0, 'cli', 'summarize', '[]', 'ok', '', '' FROM decisions
+"""
+
+
+def test_the_switch_keeps_every_run_and_never_blocks_an_insert() -> None:
+    assert not partitions.is_partitioned(), "this module must run first in its process"
+    with connection.cursor() as cursor:
+        cursor.execute(SEED, [LEGACY_RUNS])
+    before = run_with_link(timezone.now() - timedelta(hours=1), word="sourdough")
+    with LockProbe(database_url(), lock_timeout_ms=100) as probe:
+        call_command("partition_runs", stdout=io.StringIO())
+    assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
+    assert partitions.is_partitioned() and all(
+        partitions.is_partitioned(table) for table, _ in partitions.TABLES
+    )
+    # every row is still there, in the partition of the runs stored before the switch
+    assert Run.objects.exclude(message_id="probe").count() == LEGACY_RUNS + 1
+    assert UrlDecision.objects.count() == Attempt.objects.count() == LEGACY_RUNS + 1
+    assert where("enrichment_run", before.pk) == "enrichment_run_legacy"
+    decision = before.url_decisions.get()
+    assert [a.command for a in decision.attempts.all()] == ["summarize"]
+    # the months ahead exist: a run of next month is stored in its partition, ids go on
+    boundary = partitions.partition_status().months[0].start
+    assert boundary == add_months(month_start(timezone.now()), 1) or boundary == add_months(
+        month_start(timezone.now()), 2
+    )
+    later = run_with_link(boundary + timedelta(days=3), word="rye")
+    assert later.pk > Run.objects.exclude(pk=later.pk).order_by("-pk")[0].pk
+    assert where("enrichment_run", later.pk) == f"enrichment_run_{month_name(boundary)}"
+    assert where("enrichment_urldecision", later.url_decisions.get().pk).endswith(
+        month_name(boundary)
+    )
+    # the old table's indexes were attached, not rebuilt: same names on the partitioned table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relkind FROM pg_class WHERE relname IN ('run_history', 'run_body_search')"
+        )
+        assert sorted(kind for (kind,) in cursor.fetchall()) == ["I", "I"]  # partitioned
+    # running it again changes nothing
+    assert len(partitions.partitioned_storage_switch().months) == len(
+        partitions.partition_status().months
+    )
+
+
+def test_history_pages_search_and_detail_read_across_partitions(staff_client, months) -> None:
+    first, next_month = months
+    legacy = run_with_link(first - timedelta(days=40), word="barley", outcome="error")
+    current = run_with_link(first + timedelta(hours=2), word="spelt")
+    ahead = run_with_link(next_month + timedelta(days=1), word="emmer")
+    assert {where("enrichment_run", r.pk) for r in (legacy, current, ahead)} == {
+        "enrichment_run_legacy",
+        f"enrichment_run_{month_name(first)}",
+        f"enrichment_run_{month_name(next_month)}",
+    }
+    seen, cursor = [], None
+    while True:  # keyset paging, one run a page, across the partitions
+        query = {"limit": 1} | ({"cursor": cursor} if cursor else {})
+        page = staff_client.get("/api/decisions", query).json()
+        seen += [item["runId"] for item in page["items"]]
+        if not (cursor := page["nextCursor"]):
+            break
+    assert seen == [ahead.pk, current.pk, legacy.pk]
+    for word, run in (("barley", legacy), ("spelt", current), ("emmer", ahead)):
+        found = staff_client.get("/api/decisions", {"q": word}).json()["items"]
+        assert [item["runId"] for item in found] == [run.pk]
+    errors = staff_client.get("/api/decisions", {"outcome": "error"}).json()["items"]
+    assert [item["runId"] for item in errors] == [legacy.pk]
+    detail = staff_client.get(f"/api/decisions/{ahead.pk}").json()
+    assert detail["links"]["urls"][0]["url"] == "https://example.com/emmer"
+    html = staff_client.get("/decisions/", {"url": "example.com/spelt"}).content.decode()
+    assert f"/decisions/{current.pk}/" in html and f"/decisions/{ahead.pk}/" not in html
+
+
+def test_a_prune_drops_expired_months_whole_and_the_rest_row_by_row(tmp_path, months) -> None:
+    first, next_month = months
+    old = [run_with_link(first + timedelta(days=d), word=f"old{d}") for d in (1, 2, 3)]
+    # a URL decision stored without the run's time lives in the default partition; it must
+    # go with its run all the same
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO enrichment_urldecision (run_id, position, url, blocked, reason,"
+            " addresses, summary) VALUES (%s, 1, 'https://raw.example/', false, '', '[]', '')"
+            " RETURNING id",
+            [old[0].pk],
+        )
+        raw_decision = cursor.fetchone()[0]
+    assert where("enrichment_urldecision", raw_decision) == "enrichment_urldecision_legacy"
+    expired_next = run_with_link(next_month + timedelta(days=2), word="expired")
+    kept = run_with_link(next_month + timedelta(days=20), word="kept")
+    legacy_old = run_with_link(first - timedelta(days=50), word="legacy")
+    now = next_month + timedelta(days=40)  # 30 days: cut at next month + 10 days
+    report = retention_pass(
+        policy=RetentionPolicy(days=30), now=now, batch_size=100, export_dir=tmp_path
+    )
+    assert report.dropped_months == [month_name(first)]
+    assert report.removed == 5  # 3 in the dropped month, 2 row by row
+    for table, _column in partitions.TABLES:
+        assert not exists(f"{table}_{month_name(first)}")
+        assert exists(f"{table}_{month_name(next_month)}")
+        # the months ahead of the pass's "now" were created
+        assert exists(f"{table}_{month_name(add_months(month_start(now), 3))}")
+    assert list(Run.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert not UrlDecision.objects.filter(pk=raw_decision).exists()
+    assert UrlDecision.objects.count() == Attempt.objects.count() == 1
+    (export,) = tmp_path.glob("*.jsonl.gz")
+    exported = [json.loads(line) for line in gzip.decompress(export.read_bytes()).splitlines()]
+    assert sorted(run["runId"] for run in exported) == sorted(
+        r.pk for r in (*old, expired_next, legacy_old)
+    )
+    assert RetentionPass.objects.get().removed == 5
+
+
+def test_a_month_holding_a_run_in_progress_is_not_dropped(months) -> None:
+    first, next_month = months
+    running = Run.objects.create(created_at=first + timedelta(days=1), outcome="running")
+    done = run_with_link(first + timedelta(days=2), word="done")
+    report = retention_pass(policy=RetentionPolicy(days=30), now=next_month + timedelta(days=40))
+    assert report.dropped_months == []
+    assert exists(f"enrichment_run_{month_name(first)}")
+    assert list(Run.objects.values_list("pk", flat=True)) == [running.pk]
+    assert not Run.objects.filter(pk=done.pk).exists()
+
+
+def test_dropping_a_month_never_blocks_an_insert(months) -> None:
+    first, _next = months
+    seed_month(2_000, first + timedelta(hours=1))
+    seeded = Run.objects.filter(message_id="seeded").first()
+    assert where("enrichment_run", seeded.pk) == f"enrichment_run_{month_name(first)}"
+    assert where("enrichment_attempt", Attempt.objects.first().pk).endswith(month_name(first))
+    now = add_months(first, 2) + timedelta(days=5)  # cut: first month + 1 month + 6 days
+    writes_to = add_months(first, 2) + timedelta(days=1)  # a month the pass keeps
+    with LockProbe(database_url(), lock_timeout_ms=100, created_at=writes_to) as probe:
+        report = retention_pass(policy=RetentionPolicy(days=30), now=now, batch_size=500)
+    assert report.dropped_months == [month_name(first)]
+    assert report.removed == 2_000
+    assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
+    assert Run.objects.count() == probe.inserted
+    assert UrlDecision.objects.count() == Attempt.objects.count() == 0
+
+
+def test_health_and_overview_say_how_the_log_is_stored(staff_client, months) -> None:
+    first, _next_month = months
+    retention = staff_client.get("/api/health").json()["retention"]
+    assert retention["partitioned"] is True
+    until = datetime.fromisoformat(retention["partitionsUntil"].replace("Z", "+00:00"))
+    assert until >= add_months(month_start(timezone.now()), 4)
+    assert retention["partitionsRunningOut"] is False
+    html = staff_client.get("/").content.decode()
+    assert "monthly partitions" in html and month_name(first) in html
+    status = partitions.partition_status()
+    assert status.running_out(status.until - timedelta(days=3))
+    assert not status.running_out(status.until - timedelta(days=30))
