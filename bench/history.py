@@ -60,6 +60,8 @@ HTML_TARGET_MS = 80.0
 CHUNK_RUNS = 20_000
 SCENARIO_BUDGET_S = 30.0
 SPAN = timedelta(days=30)
+START = datetime(2026, 10, 1, tzinfo=UTC)
+PG_PARTITIONED_DATABASE = "controlui_bench_part"
 SEED = 20261122
 
 CHANNELS = ("slack", "discord", "telegram", "webchat")
@@ -136,6 +138,7 @@ URL_COLUMNS = (
     "addresses",
     "chosen_position",
     "summary",
+    "run_created_at",
 )
 ATTEMPT_COLUMNS = (
     "id",
@@ -150,6 +153,7 @@ ATTEMPT_COLUMNS = (
     "duration_ms",
     "stdout_bytes",
     "stderr_tail",
+    "run_created_at",
 )
 TABLES = {
     "enrichment_run": RUN_COLUMNS,
@@ -193,12 +197,12 @@ URL_BLOCKED, URL_REASON = URL_COLUMNS.index("blocked"), URL_COLUMNS.index("reaso
 class LogGenerator:
     """Deterministic rows in table-column order; ids ascend with (roughly) created_at."""
 
-    def __init__(self, total: int, *, for_sqlite: bool) -> None:
+    def __init__(self, total: int, *, for_sqlite: bool, span: timedelta = SPAN) -> None:
         self.total = total
         self.for_sqlite = for_sqlite
         self.rng = random.Random(SEED)
-        self.start = datetime(2026, 10, 1, tzinfo=UTC)
-        self.step = SPAN.total_seconds() / total
+        self.start = START
+        self.step = span.total_seconds() / total
         self.url_id = 0
         self.attempt_id = 0
         self.chats = {
@@ -237,7 +241,9 @@ class LogGenerator:
         ]
         body = f"{self.text(14)} {' '.join(urls)} {self.text(10)} ref-{rng.randrange(10**6)}"
         first_url, first_attempt = len(chunk.urls), len(chunk.attempts)
-        summaries = [self.add_url(chunk, run_id, i, url, outcome) for i, url in enumerate(urls)]
+        summaries = [
+            self.add_url(chunk, run_id, created, i, url, outcome) for i, url in enumerate(urls)
+        ]
         status = derived_status(  # as the product stores it (services.runs.runs_finish)
             [(a[ATTEMPT_COMMAND], a[ATTEMPT_OUTCOME]) for a in chunk.attempts[first_attempt:]],
             [u[URL_REASON] for u in chunk.urls[first_url:] if u[URL_BLOCKED]],
@@ -280,7 +286,9 @@ class LogGenerator:
             )
         )
 
-    def add_url(self, chunk: Chunk, run_id: int, position: int, url: str, outcome: str) -> str:
+    def add_url(
+        self, chunk: Chunk, run_id: int, created: datetime, position: int, url: str, outcome: str
+    ) -> str:
         rng = self.rng
         self.url_id += 1
         blocked = rng.random() < 0.05
@@ -304,15 +312,23 @@ class LogGenerator:
                 '["10.0.0.7"]' if blocked else '["93.184.216.34"]',
                 attempts - 1 if succeeded else None,
                 summary,
+                self.stamp(created),
             )
         )
         for index in range(attempts):
             ok = succeeded and index == attempts - 1
-            self.add_attempt(chunk, self.url_id, index, url, blocked, ok)
+            self.add_attempt(chunk, self.url_id, created, index, url, blocked, ok)
         return summary
 
     def add_attempt(
-        self, chunk: Chunk, url_id: int, index: int, url: str, blocked: bool, ok: bool
+        self,
+        chunk: Chunk,
+        url_id: int,
+        created: datetime,
+        index: int,
+        url: str,
+        blocked: bool,
+        ok: bool,
     ) -> None:
         self.attempt_id += 1
         argv = json.dumps(["link-understand", "--url", url, "--format", "markdown"])
@@ -323,7 +339,7 @@ class LogGenerator:
             row = ("link-understand", argv, "success", "", 0, 850, 412, "")
         else:
             row = ("link-understand", argv, "failed", "exit code 3", 3, 120, 0, "upstream broke\n")
-        chunk.attempts.append((self.attempt_id, url_id, index, "cli", *row))
+        chunk.attempts.append((self.attempt_id, url_id, index, "cli", *row, self.stamp(created)))
 
 
 # --- Loading -------------------------------------------------------------------------------
@@ -335,7 +351,7 @@ def check_columns(actual: dict[str, list[str]]) -> None:
             raise SystemExit(f"{table}: schema changed, columns {sorted(actual[table])}")
 
 
-def seed_sqlite(path: Path, runs: int, reseed: bool) -> None:
+def seed_sqlite(path: Path, runs: int, reseed: bool, span: timedelta = SPAN) -> None:
     path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     migrate(f"sqlite:///{path}")
@@ -359,7 +375,7 @@ def seed_sqlite(path: Path, runs: int, reseed: bool) -> None:
             db.execute(f'DROP INDEX "{name}"')
         for table in reversed(list(TABLES)):
             db.execute(f"DELETE FROM {table}")
-        generator = LogGenerator(runs, for_sqlite=True)
+        generator = LogGenerator(runs, for_sqlite=True, span=span)
         for chunk in generator.chunks():
             for table, rows in zip(TABLES, (chunk.runs, chunk.urls, chunk.attempts), strict=True):
                 columns = TABLES[table]
@@ -382,11 +398,32 @@ def pg_url(database: str) -> str:
     return f"postgresql://postgres@127.0.0.1:5432/{database}"
 
 
-def seed_postgres(database: str, runs: int, reseed: bool) -> None:
+def seed_postgres(
+    database: str, runs: int, reseed: bool, *, partitioned: bool = False, span: timedelta = SPAN
+) -> None:
     import psycopg
 
     ensure_postgres_database(pg_url(database))
     migrate(pg_url(database))
+    with psycopg.connect(pg_url(database)) as db:
+        relkind = db.execute("SELECT relkind FROM pg_class WHERE relname = 'enrichment_run'")
+        is_partitioned = relkind.fetchone()[0] == "p"  # type: ignore[index]
+    if partitioned and not is_partitioned:
+        # monthly partitions from the first seeded month (manage.py partition_runs)
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "manage.py", "partition_runs", f"--first-month={START:%Y-%m}"],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": pg_url(database)},
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        print(f"postgres: partitioned by month in {time.perf_counter() - started:.1f} s")
+    elif is_partitioned != partitioned:
+        raise SystemExit(
+            f"{database} is {'' if is_partitioned else 'not '}partitioned: use --database"
+            " to seed another one"
+        )
     with psycopg.connect(pg_url(database)) as db:
         count = db.execute("SELECT count(*) FROM enrichment_run").fetchone()[0]  # type: ignore[index]
         if count == runs and not reseed:
@@ -417,7 +454,7 @@ def seed_postgres(database: str, runs: int, reseed: bool) -> None:
         for name, _ in indexes:
             db.execute(f'DROP INDEX "{name}"')
         db.execute(f"TRUNCATE {', '.join(TABLES)}")
-        generator = LogGenerator(runs, for_sqlite=False)
+        generator = LogGenerator(runs, for_sqlite=False, span=span)
         for chunk in generator.chunks():
             for table, rows in zip(TABLES, (chunk.runs, chunk.urls, chunk.attempts), strict=True):
                 with db.cursor().copy(
@@ -428,7 +465,8 @@ def seed_postgres(database: str, runs: int, reseed: bool) -> None:
             progress("postgres", chunk.runs[-1][0], runs, started)
         print("postgres: building indexes", flush=True)
         for _, sql in indexes:
-            db.execute(sql)
+            # an index of a partitioned table is built on each partition
+            db.execute(sql.replace(" ON ONLY ", " ON ", 1))
         for table in TABLES:
             db.execute(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
@@ -854,7 +892,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--reseed", action="store_true", help="reload even if the DB is seeded")
     parser.add_argument("--seed-only", action="store_true")
-    parser.add_argument("--database", default=PG_DATABASE, help="PostgreSQL database name")
+    parser.add_argument("--database", help="PostgreSQL database name")
+    parser.add_argument(
+        "--partitioned",
+        action="store_true",
+        help=f"PostgreSQL with the log in monthly partitions (database {PG_PARTITIONED_DATABASE})",
+    )
+    parser.add_argument(
+        "--span-days", type=int, default=SPAN.days, help="days the seeded runs spread over"
+    )
     parser.add_argument("--sqlite-path", type=Path, default=SQLITE_PATH)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -868,6 +914,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.backend, args.runs, args.samples = "sqlite", 2_000, 2
         args.sqlite_path = Path(tempfile.mkdtemp(prefix="history-smoke-")) / "history.sqlite3"
         args.reseed = True
+    if args.partitioned:
+        args.backend = "postgres"
     if args.measure:
         measure_main(args.samples)
         return
@@ -875,11 +923,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     for backend in backends:
         if backend == "sqlite":
-            seed_sqlite(args.sqlite_path, args.runs, args.reseed)
+            seed_sqlite(args.sqlite_path, args.runs, args.reseed, timedelta(days=args.span_days))
             url = f"sqlite:///{args.sqlite_path.resolve()}"
         else:
-            seed_postgres(args.database, args.runs, args.reseed)
-            url = pg_url(args.database)
+            database = args.database or (
+                PG_PARTITIONED_DATABASE if args.partitioned else PG_DATABASE
+            )
+            seed_postgres(
+                database,
+                args.runs,
+                args.reseed,
+                partitioned=args.partitioned,
+                span=timedelta(days=args.span_days),
+            )
+            url = pg_url(database)
         if not args.seed_only:
             rows.extend(measure(backend, url, args.samples, args.smoke))
     if rows:

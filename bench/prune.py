@@ -8,7 +8,11 @@ migrated with ``manage.py migrate`` when missing, emptied first), then runs one 
 pass (``RETENTION_DAYS=30``: every seeded run goes) in this process while a second session
 inserts a run every ~5 ms with ``lock_timeout = 100ms`` (``--lock-timeout-ms``). Prints the pass's wall time and
 rate, the inserts made meanwhile, their p99 and slowest latency (lock waits, CPU and commit
-I/O together) and the inserts that gave up waiting for a lock (the target: none). ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
+I/O together) and the inserts that gave up waiting for a lock (the target: none).
+``--partitioned`` stores the log in monthly partitions (a new database
+``controlui_bench_prune_part``, ``manage.py partition_runs --first-month`` three months back)
+and seeds the runs within that one month: the pass drops the month whole (target: a month of
+1M runs in 1 s, no insert waiting 100 ms for a lock). ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
 has one writer at a time: there is no concurrent insert to measure).
 """
 
@@ -17,11 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,6 +58,30 @@ INSERT INTO enrichment_attempt (url_decision_id, position, type, command, argv, 
   reason, stderr_tail, duration_ms)
 SELECT id, 0, 'cli', 'summarize', '[]', 'ok', '', '', 120 FROM decisions
 """
+
+# Partitioned storage: the runs of one month (spread over it), the children carrying the
+# run's time, so that each lands in the month's partitions.
+MONTH_SEED_SQL = """
+WITH runs AS (
+  INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,
+    agent_id, original_body, enriched_body, outcome, error, url_count, config_snapshot,
+    media, owner, stage_records, job, trace_id, duration_ms)
+  SELECT {month}::timestamptz + make_interval(secs => n * {step}), '', 'slack', 'direct',
+    'agent:main:' || (n % 500), 'main', 'see https://example.com/' || n || ' about bread',
+    'see https://example.com/' || n || ' about bread [Link] a page', 'success', '', 1,
+    '{{}}', '[]', '', '{{}}', '', '', n % 3000
+  FROM generate_series(1, {runs}) AS n RETURNING id, created_at
+), decisions AS (
+  INSERT INTO enrichment_urldecision (run_id, run_created_at, position, url, blocked, reason,
+    addresses, summary)
+  SELECT id, created_at, 0, 'https://example.com/', false, '', '[]', 'a page' FROM runs
+  RETURNING id, run_created_at
+)
+INSERT INTO enrichment_attempt (url_decision_id, run_created_at, position, type, command, argv,
+  outcome, reason, stderr_tail, duration_ms)
+SELECT id, run_created_at, 0, 'cli', 'summarize', '[]', 'ok', '', '', 120 FROM decisions
+"""
+PG_PARTITIONED_DATABASE = "controlui_bench_prune_part"
 
 INSERT_RUN = (
     "INSERT INTO enrichment_run (created_at, message_id, channel, chat_type, session_key,"
@@ -110,6 +140,46 @@ def prepare_postgres(runs: int) -> str:
     return url
 
 
+def prepare_partitioned(runs: int) -> str:
+    """A new database, partitioned by month from three months back; ``runs`` runs in that
+    month (expired under a 30-day policy whatever today is)."""
+    import psycopg
+
+    from enrichment.pipeline.retention.partitions import add_months, month_start
+
+    admin = PG_ADMIN_URL
+    url = admin.rsplit("/", 1)[0] + "/" + PG_PARTITIONED_DATABASE
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{PG_PARTITIONED_DATABASE}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{PG_PARTITIONED_DATABASE}"')
+    migrate(url)
+    month = add_months(month_start(datetime.now(UTC)), -3)
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "manage.py", "partition_runs", f"--first-month={month:%Y-%m}"],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": url},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    print(f"partitioned by month from {month:%Y-%m} in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    seconds = (add_months(month, 1) - month).total_seconds()
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(
+            MONTH_SEED_SQL.format(
+                month=f"'{month.isoformat()}'", step=seconds / (runs + 1), runs=int(runs)
+            )
+        )
+        for table in ("enrichment_run", "enrichment_urldecision", "enrichment_attempt"):
+            connection.execute(f"VACUUM ANALYZE {table}")
+    print(
+        f"seeded {runs:,} runs of {month:%Y-%m} (+1 URL decision, +1 attempt each) in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    return url
+
+
 def prepare_sqlite(runs: int) -> str:
     import sqlite3
 
@@ -140,11 +210,18 @@ def main(argv: list[str] | None = None) -> None:
         default=LOCK_TIMEOUT_MS,
         help="the writer's lock_timeout: an insert waiting longer for a lock gives up",
     )
+    parser.add_argument(
+        "--partitioned",
+        action="store_true",
+        help="the log in monthly partitions: the seeded runs are one month, dropped whole",
+    )
     parser.add_argument("--smoke", action="store_true", help="300 runs, SQLite, no writer")
     args = parser.parse_args(argv)
     if args.smoke:
         print("smoke run (tiny sizes, SQLite): the figures below are not measurements")
         url = prepare_sqlite(300)
+    elif args.partitioned:
+        url = prepare_partitioned(args.runs)
     else:
         url = prepare_postgres(args.runs)
     os.environ["DATABASE_URL"] = url
@@ -172,6 +249,11 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"prune: removed {report.removed:,} of {due:,} runs in {elapsed:.2f} s "
         f"({report.removed / elapsed:,.0f} runs/s, batches of {args.batch_size})"
+        + (
+            f"; months dropped whole: {', '.join(report.dropped_months)}"
+            if args.partitioned
+            else ""
+        )
     )
     if writer:
         latencies = sorted(writer.latencies_ms)

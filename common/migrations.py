@@ -149,8 +149,51 @@ def drop_invalid_index(schema_editor: BaseDatabaseSchemaEditor, name: str) -> No
         schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {schema_editor.quote_name(name)}")
 
 
+def partitions_of(schema_editor: BaseDatabaseSchemaEditor, table: str) -> list[str] | None:
+    """The partitions of ``table`` when it is a partitioned table, else None."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [table])
+        found = cursor.fetchone()
+        if found is None or found[0] != "p":
+            return None
+        cursor.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+            " WHERE i.inhparent = to_regclass(%s) ORDER BY c.relname",
+            [table],
+        )
+        return [name for (name,) in cursor.fetchall()]
+
+
+def partitioned_index_create(
+    schema_editor: BaseDatabaseSchemaEditor, model: Any, index: Any, partitions: list[str]
+) -> None:
+    """An index of a partitioned table without a long lock (a partitioned table has no
+    CREATE INDEX CONCURRENTLY): the parent's index alone (``ON ONLY``, catalog only), then
+    each partition's built concurrently and attached; the parent's is valid once all are.
+    Run again after an interruption, it finishes what is left."""
+    quote = schema_editor.quote_name
+    table = model._meta.db_table
+    create = str(index.create_sql(model, schema_editor))
+    head = f"CREATE INDEX {quote(index.name)} ON {quote(table)}"
+    if not create.startswith(head):
+        raise ValueError(f"unexpected index statement: {create[:120]}")
+    schema_editor.execute(
+        f"CREATE INDEX IF NOT EXISTS {quote(index.name)} ON ONLY {quote(table)}"
+        + create[len(head) :]
+    )
+    for partition in partitions:
+        child = f"{index.name[:50]}_{partition[len(table) + 1 :]}"[:63]
+        drop_invalid_index(schema_editor, child)
+        schema_editor.execute(
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {quote(child)} ON {quote(partition)}"
+            + create[len(head) :]
+        )
+        schema_editor.execute(f"ALTER INDEX {quote(index.name)} ATTACH PARTITION {quote(child)}")
+
+
 class AddIndexWithoutLock(AddIndexConcurrently):
-    """``AddIndex``; on PostgreSQL ``CREATE INDEX CONCURRENTLY`` (writes go on meanwhile)."""
+    """``AddIndex``; on PostgreSQL ``CREATE INDEX CONCURRENTLY`` (writes go on meanwhile),
+    partition by partition on a partitioned table (``manage.py partition_runs``)."""
 
     def database_forwards(
         self,
@@ -159,11 +202,16 @@ class AddIndexWithoutLock(AddIndexConcurrently):
         from_state: ProjectState,
         to_state: ProjectState,
     ) -> None:
-        if postgres(schema_editor):
-            drop_invalid_index(schema_editor, self.index.name)
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
+        if not postgres(schema_editor):
             AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+            return
+        model = to_state.apps.get_model(app_label, self.model_name)
+        partitions = partitions_of(schema_editor, model._meta.db_table)
+        if partitions is not None:
+            partitioned_index_create(schema_editor, model, self.index, partitions)
+            return
+        drop_invalid_index(schema_editor, self.index.name)
+        super().database_forwards(app_label, schema_editor, from_state, to_state)
 
     def database_backwards(
         self,
@@ -173,9 +221,19 @@ class AddIndexWithoutLock(AddIndexConcurrently):
         to_state: ProjectState,
     ) -> None:
         if postgres(schema_editor):
+            model = from_state.apps.get_model(app_label, self.model_name)
+            if partitions_of(schema_editor, model._meta.db_table) is not None:
+                _partitioned_index_drop(schema_editor, self.index.name)
+                return
             super().database_backwards(app_label, schema_editor, from_state, to_state)
         else:
             AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+
+def _partitioned_index_drop(schema_editor: BaseDatabaseSchemaEditor, name: str) -> None:
+    """No DROP INDEX CONCURRENTLY for a partitioned index: a plain drop (catalog and files,
+    its partitions' indexes with it), a brief exclusive lock."""
+    schema_editor.execute(f"DROP INDEX IF EXISTS {schema_editor.quote_name(name)}")
 
 
 class RemoveIndexWithoutLock(RemoveIndexConcurrently):
@@ -189,6 +247,10 @@ class RemoveIndexWithoutLock(RemoveIndexConcurrently):
         to_state: ProjectState,
     ) -> None:
         if postgres(schema_editor):
+            model = from_state.apps.get_model(app_label, self.model_name)
+            if partitions_of(schema_editor, model._meta.db_table) is not None:
+                _partitioned_index_drop(schema_editor, self.name)
+                return
             super().database_forwards(app_label, schema_editor, from_state, to_state)
         else:
             RemoveIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
@@ -201,6 +263,14 @@ class RemoveIndexWithoutLock(RemoveIndexConcurrently):
         to_state: ProjectState,
     ) -> None:
         if postgres(schema_editor):
+            model = to_state.apps.get_model(app_label, self.model_name)
+            partitions = partitions_of(schema_editor, model._meta.db_table)
+            if partitions is not None:
+                index = to_state.models[app_label, self.model_name_lower].get_index_by_name(
+                    self.name
+                )
+                partitioned_index_create(schema_editor, model, index, partitions)
+                return
             drop_invalid_index(schema_editor, self.name)
             super().database_backwards(app_label, schema_editor, from_state, to_state)
         else:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from enrichment.models import Attempt, Run, UrlDecision
@@ -141,9 +141,18 @@ class PartitionStatus:
 
 
 def partition_status() -> PartitionStatus:
-    if not is_partitioned():
-        return PartitionStatus(partitioned=False, available=connection.vendor == "postgresql")
-    names = [name for name, _bound in _partitions(RUNS_TABLE)]
+    """How the log is stored (one catalog query on PostgreSQL, none on SQLite)."""
+    if connection.vendor != "postgresql":
+        return PartitionStatus(partitioned=False, available=False)
+    found = _rows(
+        "SELECT c.relkind, ARRAY(SELECT p.relname FROM pg_inherits i JOIN pg_class p"
+        " ON p.oid = i.inhrelid WHERE i.inhparent = c.oid) FROM pg_class c"
+        " WHERE c.oid = to_regclass(%s)",
+        [RUNS_TABLE],
+    )
+    if not found or found[0][0] != "p":
+        return PartitionStatus(partitioned=False)
+    names = found[0][1]
     return PartitionStatus(
         partitioned=True,
         months=tuple(sorted(_months(RUNS_TABLE, names), key=lambda m: m.start)),
@@ -177,26 +186,34 @@ def partitioned_storage_switch(
     is left as it is, so a switch that stopped half way is finished by running it again.
     Then the months ahead are created.
 
-    ``first`` sets the first month boundary (default: the next one at least a day away). An
-    earlier one is only for a database nobody writes to meanwhile (a new or test database):
-    its rows must all be older, and so must every row inserted before the switch ends."""
+    ``first`` sets the first month boundary (default: the next one at least a day away),
+    and every month from it gets its partition. An earlier one is only for a database
+    nobody writes to meanwhile (a new one, to be loaded): its rows must all be older."""
     _require_postgres()
     now = now or timezone.now()
     if first is not None and first != month_start(first):
         raise PartitionError(f"the first boundary must be a month start, not {first}")
-    boundary = first if first is not None and not is_partitioned() else _boundary(now)
+    if first is not None and is_partitioned():
+        raise PartitionError("the decision log is partitioned already: its first month stays")
+    boundary = first if first is not None else _boundary(now)
     for table, column in TABLES:
         if is_partitioned(table):
             continue
         say(f"{table}: dropping the foreign keys between the decision log's tables")
         _foreign_keys_drop(table)
         say(f"{table}: checking that every row is older than {boundary:%Y-%m-%d}")
-        _bound_check(table, column, boundary)
+        try:
+            _bound_check(table, column, boundary)
+        except IntegrityError:
+            raise PartitionError(
+                f"{table} holds rows from {boundary:%Y-%m-%d} on: the first month must be "
+                "later (nothing was switched)"
+            ) from None
         say(f"{table}: switching to a partitioned table (the old one is {table}_legacy)")
         _switch(table, column, boundary)
         say(f"{table}: indexes of the partitioned table (the old ones attached, not rebuilt)")
         _indexes_lift(table)
-    return partitions_ensure(now=now, ahead=ahead, say=say)
+    return partitions_ensure(now=now, ahead=ahead, say=say, past=first is not None)
 
 
 def _boundary(now: datetime) -> datetime:
@@ -227,22 +244,27 @@ def _foreign_keys_drop(table: str) -> None:
 
 
 def _bound_check(table: str, column: str, boundary: datetime) -> None:
-    name = f"{table}_{BOUND_CHECK}"
+    """A check that every row is older than the boundary: added ``NOT VALID`` (new rows are
+    checked at once), then validated by a scan that lets inserts go on. A check left by an
+    earlier attempt is replaced; one that does not hold is removed again (it would refuse
+    new rows)."""
+    name = _q(f"{table}_{BOUND_CHECK}")
     condition = f"{_q(column)} < {_timestamp(boundary)}"
     if column != "created_at":
         condition = f"{_q(column)} IS NULL OR {condition}"
-    exists = _rows(
-        "SELECT convalidated FROM pg_constraint WHERE conrelid = to_regclass(%s) AND conname = %s",
-        [table, name],
+    _locking(
+        [
+            f"ALTER TABLE {_q(table)} DROP CONSTRAINT IF EXISTS {name}",
+            f"ALTER TABLE {_q(table)} ADD CONSTRAINT {name} CHECK ({condition}) NOT VALID",
+        ]
     )
-    if not exists:
-        _locking(
-            [f"ALTER TABLE {_q(table)} ADD CONSTRAINT {_q(name)} CHECK ({condition}) NOT VALID"]
-        )
-    if not exists or not exists[0][0]:
+    try:
         # SHARE UPDATE EXCLUSIVE: the scan runs while inserts go on
         with connection.cursor() as cursor:
-            cursor.execute(f"ALTER TABLE {_q(table)} VALIDATE CONSTRAINT {_q(name)}")
+            cursor.execute(f"ALTER TABLE {_q(table)} VALIDATE CONSTRAINT {name}")
+    except IntegrityError:
+        _locking([f"ALTER TABLE {_q(table)} DROP CONSTRAINT IF EXISTS {name}"])
+        raise
 
 
 def _switch(table: str, column: str, boundary: datetime) -> None:
@@ -304,7 +326,11 @@ def _indexes_lift(table: str) -> None:
 
 
 def partitions_ensure(
-    *, now: datetime | None = None, ahead: int | None = None, say: Say = _quiet
+    *,
+    now: datetime | None = None,
+    ahead: int | None = None,
+    say: Say = _quiet,
+    past: bool = False,
 ) -> PartitionStatus:
     """Create the partitions of every month from the first boundary to ``ahead`` months
     after now (``RUNS_PARTITIONS_AHEAD``), the runs' first, for each table; existing ones
@@ -315,7 +341,7 @@ def partitions_ensure(
         raise PartitionError("the decision log is not partitioned (manage.py partition_runs)")
     now = now or timezone.now()
     ahead = ahead if ahead is not None else settings.RUNS_PARTITIONS_AHEAD
-    for month in months_to_create(_boundary(now), now, ahead=ahead):
+    for month in months_to_create(_boundary(now), now, ahead=ahead, past=past):
         for table, _column in TABLES:
             if _partition_create(table, MonthPartition(month)):
                 say(f"created {table}_{month_name(month)}")

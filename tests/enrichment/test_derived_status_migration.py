@@ -9,6 +9,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from enrichment.services.partitions import is_partitioned
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = ("enrichment", "0015_problems_and_alerts")
@@ -24,6 +26,9 @@ def migrate(target: tuple[str, str]):
 
 @pytest.fixture
 def before_release() -> Iterator[object]:
+    if is_partitioned():
+        # the child tables are partitioned by run_created_at (0018): no way back past it
+        pytest.skip("partitioned storage cannot migrate back past 0018")
     apps = migrate(BEFORE)
     yield apps
     migrate(("enrichment", executor_leaf()))

@@ -28,3 +28,9 @@ def test_sqlite_is_refused_and_stays_one_table() -> None:
     call_command("partition_runs", "--status", stdout=out)
     assert out.getvalue().strip() == "The decision log is not partitioned."
     assert not is_partitioned()
+
+
+@pytest.mark.parametrize("month", ["2027", "2027-13", "next month", "2027-01-05"])
+def test_a_first_month_that_is_not_one_is_refused(month: str) -> None:
+    with pytest.raises(CommandError, match="--first-month: expected YYYY-MM"):
+        call_command("partition_runs", "--first-month", month)

@@ -8,6 +8,7 @@ nothing.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -33,21 +34,34 @@ class Command(BaseCommand):
         parser.add_argument(
             "--status", action="store_true", help="Say how the log is stored; change nothing."
         )
+        parser.add_argument(
+            "--first-month",
+            help="YYYY-MM: the first monthly partition, for a new database about to be loaded "
+            "with older runs (default: next month). Every run stored must be older.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ahead = options["ahead"]
         if ahead is not None and not 1 <= ahead <= MAX_AHEAD:
             raise CommandError(f"--ahead: between 1 and {MAX_AHEAD} months, got {ahead}")
+        first = _month(options["first_month"]) if options["first_month"] else None
         try:
             if options["status"]:
                 status = partition_status()
             else:
                 status = partitioned_storage_switch(
-                    ahead=ahead, say=lambda line: self.stdout.write(f"  {line}")
+                    ahead=ahead, first=first, say=lambda line: self.stdout.write(f"  {line}")
                 )
         except PartitionError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(describe(status))
+
+
+def _month(text: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%Y-%m").replace(tzinfo=UTC)
+    except ValueError:
+        raise CommandError(f"--first-month: expected YYYY-MM, got {text!r}") from None
 
 
 def describe(status: PartitionStatus) -> str:

@@ -59,15 +59,18 @@ def first_boundary(now: datetime) -> datetime:
     return boundary
 
 
-def months_to_create(first: datetime, now: datetime, *, ahead: int) -> list[datetime]:
+def months_to_create(
+    first: datetime, now: datetime, *, ahead: int, past: bool = False
+) -> list[datetime]:
     """The starts of the months from now's (or ``first``, when later) up to and including
     the month ``ahead`` months after now's. Past months are never created again (a month
-    dropped by retention stays dropped)."""
+    dropped by retention stays dropped), except with ``past`` (a new database switched with
+    an earlier first boundary, to be loaded with older runs): every month from ``first``."""
     if not 1 <= ahead <= MAX_AHEAD:
         raise ValueError(f"months ahead must be between 1 and {MAX_AHEAD}, not {ahead}")
     last = add_months(month_start(now), ahead)
     months = []
-    month = max(first, month_start(now))
+    month = first if past else max(first, month_start(now))
     while month <= last:
         months.append(month)
         month = add_months(month, 1)

@@ -17,7 +17,7 @@ import os
 from datetime import datetime, timedelta
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
@@ -109,6 +109,12 @@ def test_the_switch_keeps_every_run_and_never_blocks_an_insert() -> None:
     with connection.cursor() as cursor:
         cursor.execute(SEED, [LEGACY_RUNS])
     before = run_with_link(timezone.now() - timedelta(hours=1), word="sourdough")
+    # a first month the stored runs are not all older than: refused, and nothing changed
+    too_early = add_months(month_start(timezone.now()), -1)
+    with pytest.raises(CommandError, match="holds rows from .* the first month must be later"):
+        call_command("partition_runs", "--first-month", f"{too_early:%Y-%m}")
+    assert not partitions.is_partitioned()
+    Run.objects.create(outcome="success")  # new rows are not refused by a check left behind
     with LockProbe(database_url(), lock_timeout_ms=100) as probe:
         call_command("partition_runs", stdout=io.StringIO())
     assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
@@ -116,7 +122,7 @@ def test_the_switch_keeps_every_run_and_never_blocks_an_insert() -> None:
         partitions.is_partitioned(table) for table, _ in partitions.TABLES
     )
     # every row is still there, in the partition of the runs stored before the switch
-    assert Run.objects.exclude(message_id="probe").count() == LEGACY_RUNS + 1
+    assert Run.objects.exclude(message_id="probe").count() == LEGACY_RUNS + 2
     assert UrlDecision.objects.count() == Attempt.objects.count() == LEGACY_RUNS + 1
     assert where("enrichment_run", before.pk) == "enrichment_run_legacy"
     decision = before.url_decisions.get()
@@ -252,3 +258,49 @@ def test_health_and_overview_say_how_the_log_is_stored(staff_client, months) -> 
     status = partitions.partition_status()
     assert status.running_out(status.until - timedelta(days=3))
     assert not status.running_out(status.until - timedelta(days=30))
+
+
+def index_state(name: str) -> tuple[bool, int] | None:
+    """(valid, partitions' indexes attached) of a partitioned index; None when absent."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT i.indisvalid, (SELECT count(*) FROM pg_inherits WHERE inhparent = c.oid)"
+            " FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = %s",
+            [name],
+        )
+        return cursor.fetchone()
+
+
+def test_index_migrations_build_partition_by_partition_without_a_long_lock(months) -> None:
+    """CREATE INDEX CONCURRENTLY does not exist for a partitioned table: the project's
+    operations build each partition's index concurrently and attach it, under a writer."""
+    from django.db import models
+    from django.db.migrations.loader import MigrationLoader
+
+    from common.migrations import AddIndexWithoutLock, RemoveIndexWithoutLock
+
+    first, _next = months
+    seed_month(500, first + timedelta(hours=1))
+    before = MigrationLoader(connection).project_state()
+    partition_count = len(partitions._partitions("enrichment_run"))
+    add = AddIndexWithoutLock(
+        "run", models.Index(fields=["agent_id", "-created_at"], name="run_agent_probe")
+    )
+    remove = RemoveIndexWithoutLock("run", "run_url_count")
+    added = before.clone()
+    add.state_forwards("enrichment", added)
+    removed = before.clone()
+    remove.state_forwards("enrichment", removed)
+    with LockProbe(database_url(), lock_timeout_ms=100, created_at=first) as probe:
+        with connection.schema_editor(atomic=False) as editor:
+            add.database_forwards("enrichment", editor, before, added)
+        assert index_state("run_agent_probe") == (True, partition_count)
+        with connection.schema_editor(atomic=False) as editor:
+            remove.database_forwards("enrichment", editor, before, removed)
+        assert index_state("run_url_count") is None
+        with connection.schema_editor(atomic=False) as editor:  # back again
+            remove.database_backwards("enrichment", editor, removed, before)
+            add.database_backwards("enrichment", editor, added, before)
+    assert index_state("run_url_count") == (True, partition_count)
+    assert index_state("run_agent_probe") is None
+    assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
