@@ -58,6 +58,7 @@ TABLES = (
 RUNS_TABLE = Run._meta.db_table
 BOUND_CHECK = "before_partitions"
 LOCK_RETRIES = 100
+LOCK_NOT_AVAILABLE = "55P03"  # SQLSTATE of a lock_timeout
 MONTH_SUFFIX = re.compile(r"_p(\d{4})_(\d{2})$")
 # Partitions ahead for less than this: the overview warns, and /api/health is degraded.
 RUNNING_OUT = timedelta(days=7)
@@ -107,7 +108,7 @@ def _locking(statements: Callable[[], Sequence[str]] | Sequence[str]) -> None:
                     cursor.execute(statement)
             return
         except OperationalError as error:
-            if "lock timeout" not in str(error):
+            if getattr(error.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
                 raise
             time.sleep(min(0.02 * (attempt + 1), 0.5))
     raise PartitionError(
@@ -442,4 +443,6 @@ def month_drop(month: MonthPartition) -> None:
                 f" (SELECT id FROM {decisions} WHERE {of_month})"
             )
             cursor.execute(f"DELETE FROM {decisions} WHERE {of_month}")
-    _locking([f"DROP TABLE {_q(f'{table}_{month.name}')}" for table, _c in reversed(TABLES)])
+    _locking(
+        [f"DROP TABLE IF EXISTS {_q(f'{table}_{month.name}')}" for table, _c in reversed(TABLES)]
+    )

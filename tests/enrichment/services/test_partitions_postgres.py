@@ -14,6 +14,10 @@ import gzip
 import io
 import json
 import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import pytest
@@ -304,3 +308,54 @@ def test_index_migrations_build_partition_by_partition_without_a_long_lock(month
     assert index_state("run_url_count") == (True, partition_count)
     assert index_state("run_agent_probe") is None
     assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
+
+
+@contextmanager
+def reader_holding_the_runs(seconds: float) -> Iterator[None]:
+    """Another session in a transaction that read the runs (a long report query): dropping
+    a partition must wait for it, and must not queue every insert behind itself meanwhile."""
+    import psycopg
+
+    ready = threading.Event()
+
+    def hold() -> None:
+        with psycopg.connect(database_url()) as other:
+            other.execute("SELECT count(*) FROM enrichment_run")
+            ready.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    ready.wait(timeout=10)
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+def test_a_month_drop_waits_for_a_long_reader_in_short_tries(months) -> None:
+    first, _next = months
+    seed_month(100, first + timedelta(hours=1))
+    now = add_months(first, 2) + timedelta(days=5)
+    with (
+        reader_holding_the_runs(1.0),
+        LockProbe(database_url(), lock_timeout_ms=100, created_at=now) as probe,
+    ):
+        report = retention_pass(policy=RetentionPolicy(days=30), now=now)
+    assert report.dropped_months == [month_name(first)] and report.removed == 100
+    assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
+
+
+def test_a_reader_that_never_lets_go_fails_the_pass_with_a_reason(months, monkeypatch) -> None:
+    first, _next = months
+    seed_month(100, first + timedelta(hours=1))
+    monkeypatch.setattr(partitions, "LOCK_RETRIES", 3)
+    now = add_months(first, 2) + timedelta(days=5)
+    with reader_holding_the_runs(2.0), pytest.raises(partitions.PartitionError) as refused:
+        retention_pass(policy=RetentionPolicy(days=30), now=now)
+    assert "a lock on the decision log was not granted within 50 ms in 3 tries" in str(
+        refused.value
+    )
+    assert exists(f"enrichment_run_{month_name(first)}")
+    assert Run.objects.count() == 100  # nothing removed, nothing half done
+    assert "not granted" in RetentionPass.objects.get().error
