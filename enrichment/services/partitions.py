@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
@@ -90,7 +91,7 @@ def _timestamp(moment: datetime) -> str:
     return f"'{moment.isoformat()}'::timestamptz"
 
 
-def _rows(sql: str, params: Sequence[object] = ()) -> list[tuple]:  # type: ignore[type-arg]
+def _rows(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return list(cursor.fetchall())
@@ -162,7 +163,7 @@ def partition_status() -> PartitionStatus:
 
 
 def _partitions(table: str) -> list[tuple[str, str]]:
-    return _rows(  # type: ignore[return-value]
+    return _rows(
         "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
         " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(%s)",
         [table],

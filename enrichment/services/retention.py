@@ -32,7 +32,7 @@ from django.db.models import Case, Value, When
 from django.utils import timezone
 
 from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
-from enrichment.pipeline.retention.partitions import droppable
+from enrichment.pipeline.retention.partitions import MonthPartition, droppable
 from enrichment.pipeline.retention.policy import (
     Cut,
     RetentionPolicy,
@@ -87,12 +87,7 @@ def retention_pass(
         report.due_redaction = _unredacted(before).count()
     if dry_run:
         if partitions.is_partitioned():
-            due = droppable(partitions.partition_status().months, policy, Run.Outcome.values, now)
-            report.dropped_months = [
-                month.name
-                for month in due.months
-                if not partitions.month_holds(month, due.kept_outcomes)
-            ]
+            report.dropped_months = [month.name for month in months_due(policy, now)]
         return report
     record = RetentionPass.objects.create(started_at=now, policy=policy.describe())
     export = _Export(export_dir) if export_dir is not None else None
@@ -169,6 +164,13 @@ def _batches(queryset, batch_size: int) -> Iterator[list[int]]:  # type: ignore[
         yield [run_id for run_id, _created_at in rows]
 
 
+def months_due(policy: RetentionPolicy, now: datetime) -> list[MonthPartition]:
+    """The months (partitioned storage) whose runs have all expired and that hold no run of
+    an outcome kept forever (the expired runs of a month that does go row by row)."""
+    due = droppable(partitions.partition_status().months, policy, Run.Outcome.values, now)
+    return [month for month in due.months if not partitions.month_holds(month, due.kept_outcomes)]
+
+
 def months_drop(
     *,
     policy: RetentionPolicy,
@@ -177,15 +179,11 @@ def months_drop(
     export: _Export | None = None,
     progress: Callable[[int], None] = lambda _done: None,
 ) -> tuple[int, list[str]]:
-    """Drop whole the months (partitioned storage) whose runs have all expired and that
-    hold no run of an outcome kept forever; each month's runs are exported first when
-    ``export`` is given. Returns the runs removed and the months dropped."""
-    status = partitions.partition_status()
-    due = droppable(status.months, policy, Run.Outcome.values, now)
+    """Drop whole the months (partitioned storage) of ``months_due``; each month's runs are
+    exported first when ``export`` is given. Returns the runs removed and the months
+    dropped."""
     removed, dropped = 0, []
-    for month in due.months:
-        if partitions.month_holds(month, due.kept_outcomes):
-            continue  # its expired runs go row by row
+    for month in months_due(policy, now):
         count = partitions.month_runs(month)
         if export is not None:
             for ids in partitions.month_run_ids(month, batch_size):
