@@ -199,20 +199,20 @@ def partitioned_storage_switch(
         raise PartitionError("the decision log is partitioned already: its first month stays")
     boundary = first if first is not None else _boundary(now)
     for table, column in TABLES:
-        if is_partitioned(table):
-            continue
-        say(f"{table}: dropping the foreign keys between the decision log's tables")
-        _foreign_keys_drop(table)
-        say(f"{table}: checking that every row is older than {boundary:%Y-%m-%d}")
-        try:
-            _bound_check(table, column, boundary)
-        except IntegrityError:
-            raise PartitionError(
-                f"{table} holds rows from {boundary:%Y-%m-%d} on: the first month must be "
-                "later (nothing was switched)"
-            ) from None
-        say(f"{table}: switching to a partitioned table (the old one is {table}_legacy)")
-        _switch(table, column, boundary)
+        if not is_partitioned(table):
+            say(f"{table}: dropping the foreign keys between the decision log's tables")
+            _foreign_keys_drop(table)
+            say(f"{table}: checking that every row is older than {boundary:%Y-%m-%d}")
+            try:
+                _bound_check(table, column, boundary)
+            except IntegrityError:
+                raise PartitionError(
+                    f"{table} holds rows from {boundary:%Y-%m-%d} on: the first month must "
+                    "be later (nothing was switched)"
+                ) from None
+            say(f"{table}: switching to a partitioned table (the old one is {table}_legacy)")
+            _switch(table, column, boundary)
+        # also after a switch that stopped before its indexes: the ones left are lifted
         say(f"{table}: indexes of the partitioned table (the old ones attached, not rebuilt)")
         _indexes_lift(table)
     return partitions_ensure(now=now, ahead=ahead, say=say, past=first is not None)
@@ -279,6 +279,12 @@ def _switch(table: str, column: str, boundary: datetime) -> None:
         else "DEFAULT"
     )
 
+    identity = _rows(
+        "SELECT attidentity <> '' FROM pg_attribute WHERE attrelid = to_regclass(%s)"
+        " AND attname = 'id'",
+        [table],
+    )[0][0]
+
     def statements() -> list[str]:
         # Inside the transaction, after the rename locks the old table: no insert can take
         # an id between reading the sequence and the new one carrying on from it.
@@ -286,13 +292,19 @@ def _switch(table: str, column: str, boundary: datetime) -> None:
             cursor.execute(f"ALTER TABLE {_q(table)} RENAME TO {_q(legacy)}")
             cursor.execute(f"SELECT last_value, is_called FROM {sequence}")
             last_value, is_called = cursor.fetchone()
+        # A partitioned table has no identity column (before PostgreSQL 17): the ids come
+        # from a sequence of the same name, carrying on. A serial column (a database created
+        # by an older Django) keeps its sequence.
+        carry_on = [
+            f"ALTER TABLE {_q(legacy)} ALTER COLUMN id DROP IDENTITY",
+            f"CREATE SEQUENCE {_q(sequence_name)}",
+            f"SELECT setval('{_q(sequence_name)}', {int(last_value)}, {bool(is_called)})",
+        ]
         return [
             f"CREATE TABLE {_q(table)} (LIKE {_q(legacy)} INCLUDING DEFAULTS"
             f" INCLUDING CONSTRAINTS INCLUDING GENERATED) PARTITION BY RANGE ({_q(column)})",
             f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(f'{table}_{BOUND_CHECK}')}",
-            f"ALTER TABLE {_q(legacy)} ALTER COLUMN id DROP IDENTITY IF EXISTS",
-            f"CREATE SEQUENCE {_q(sequence_name)}",
-            f"SELECT setval('{_q(sequence_name)}', {int(last_value)}, {bool(is_called)})",
+            *(carry_on if identity else []),
             f"ALTER SEQUENCE {_q(sequence_name)} OWNED BY {_q(table)}.id",
             f"ALTER TABLE {_q(table)} ALTER COLUMN id SET DEFAULT"
             f" nextval('{_q(sequence_name)}'::regclass)",
@@ -341,6 +353,11 @@ def partitions_ensure(
     _require_postgres()
     if not is_partitioned():
         raise PartitionError("the decision log is not partitioned (manage.py partition_runs)")
+    if not all(is_partitioned(table) for table, _column in TABLES):
+        raise PartitionError(
+            "the switch to partitioned storage stopped half way: run manage.py partition_runs "
+            "again to finish it"
+        )
     now = now or timezone.now()
     ahead = ahead if ahead is not None else settings.RUNS_PARTITIONS_AHEAD
     for month in months_to_create(_boundary(now), now, ahead=ahead, past=past):

@@ -108,7 +108,7 @@ SELECT id, %s, 0, 'cli', 'summarize', '[]', 'ok', '', '' FROM decisions
 """
 
 
-def test_the_switch_keeps_every_run_and_never_blocks_an_insert() -> None:
+def test_the_switch_keeps_every_run_and_never_blocks_an_insert(monkeypatch) -> None:
     assert not partitions.is_partitioned(), "this module must run first in its process"
     with connection.cursor() as cursor:
         cursor.execute(SEED, [LEGACY_RUNS])
@@ -119,6 +119,22 @@ def test_the_switch_keeps_every_run_and_never_blocks_an_insert() -> None:
         call_command("partition_runs", "--first-month", f"{too_early:%Y-%m}")
     assert not partitions.is_partitioned()
     Run.objects.create(outcome="success")  # new rows are not refused by a check left behind
+    # a switch that stops half way (killed after the runs' table switched, before its
+    # indexes and the child tables): prune passes refuse with the reason, running it again
+    # finishes it
+    real_lift = partitions._indexes_lift
+
+    def killed(table: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(partitions, "_indexes_lift", killed)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("partition_runs", stdout=io.StringIO())
+    assert partitions.is_partitioned("enrichment_run")
+    assert not partitions.is_partitioned("enrichment_urldecision")
+    with pytest.raises(partitions.PartitionError, match="stopped half way: run manage.py"):
+        retention_pass(policy=RetentionPolicy(days=30))
+    monkeypatch.setattr(partitions, "_indexes_lift", real_lift)
     with LockProbe(database_url(), lock_timeout_ms=100) as probe:
         call_command("partition_runs", stdout=io.StringIO())
     assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
