@@ -6,7 +6,8 @@ generic signals (no host or URL is looked at) and cheap to read from the raw HTM
 extraction strategy can be picked before the tree is cleaned:
 
 - ``forum``: a discussion (``DiscussionForumPosting``, ``QAPage``, ``Question``) — every post
-  and answer is content;
+  and answer is content; the questions of an ``FAQPage`` make a page a discussion only when
+  it declares no product or article (they are then a section of that page);
 - ``product``: a product page (``og:type`` product, ``Product`` / ``ProductGroup`` in JSON-LD
   or microdata, or a price in the page's meta tags: ``product:price:amount``);
 - ``article``: an article or blog post (``og:type`` article, any ``*Article`` or
@@ -19,6 +20,9 @@ extraction strategy can be picked before the tree is cleaned:
     'forum'
     >>> page_kind("<p>hello</p>")
     'other'
+    >>> page_kind('<script type="application/ld+json">{"@type": ["FAQPage", "Article"],'
+    ...     ' "mainEntity": [{"@type": "Question", "name": "Why?"}]}</script>')
+    'article'
 """
 
 from __future__ import annotations
@@ -62,13 +66,17 @@ def page_kind(html: str) -> PageKind:
     """The kind the page declares; a discussion wins over a product over an article."""
     types = schema_types(html)
     og_type = _og_type(html)
-    if types & FORUM_TYPES:
+    forum = types & FORUM_TYPES
+    # The questions of an FAQ (an ``FAQPage``'s entries) are no discussion on a page that
+    # declares itself a product or an article: they are a section of it.
+    faq = "faqpage" in types and forum == {"question"}
+    if forum and not faq:
         return "forum"
     if og_type.startswith("product") or types & PRODUCT_TYPES or _declares_product(html):
         return "product"
     if og_type == "article" or types & ARTICLE_TYPES:
         return "article"
-    return "other"
+    return "forum" if faq else "other"
 
 
 def schema_types(html: str) -> frozenset[str]:
