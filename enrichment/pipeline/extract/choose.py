@@ -64,6 +64,13 @@ RECORDS_KEPT_SHARE = 0.5
 HEADER_WORDS = 20
 HEADER_KEPT_SHARE = 0.8
 WHOLE_PAGE_RECORDS_SHARE = 0.7
+# On a product page, of two texts where one is the other and then more after its end (other
+# products, reviews, fine print), the one that stops there is the product's text (the choice's
+# reason is TRAILING). The longer text must hold FOLLOWED_HELD_SHARE of the shorter one's
+# 4-grams, and a line of it LINE_HELD_SHARE of its own to be one the two agree on.
+TRAILING = "product text and what follows"
+FOLLOWED_HELD_SHARE = 0.7
+LINE_HELD_SHARE = 0.5
 # Two texts sharing at most this share of the shorter one's 4-grams are about different things.
 DISJOINT_SHARE = 0.1
 _WORD = re.compile(r"\w+")
@@ -154,12 +161,22 @@ def choose_for_kind(
     ``description`` (JSON-LD), when the page declares one: a text without it is a buy box,
     another seller's offers or reviews, not the description the rule assumes.
 
+    On a product page, a text that is another one and then more after its end (``_trails``)
+    adds what follows the product's text on the page: other products, reviews, fine print.
+    The shorter one stands (reason TRAILING), before the product rule when trafilatura's text
+    is the longer one, and instead of resiliparse's superset or the region's when it is
+    theirs; the page's repeated records do not replace it either.
+
         >>> choose_for_kind("other", "a b c d e", "", "a b c d e f g h i").source
         'region'
         >>> choose_for_kind("article", "a b c d e", "", "a b c d e f g h i").source
         'trafilatura'
     """
     off_topic = _off_topic(trafilatura_text, resiliparse_text, headline)
+    if kind == "product" and off_topic is None and _followed(resiliparse_text, trafilatura_text):
+        # trafilatura's text is resiliparse's and what follows it on the page (fine print,
+        # other products): resiliparse's stops at the end of the product's own text.
+        return Choice("resiliparse", TRAILING, 1.0)
     if (
         off_topic is None
         and kind == "product"
@@ -169,6 +186,14 @@ def choose_for_kind(
         # A product's own text is short: name, price, a description, a few specs.
         return Choice("trafilatura", "product description", 1.0)
     choice = off_topic or choose_candidate(trafilatura_text, resiliparse_text)
+    if (
+        choice.reason == "superset"
+        and kind == "product"
+        and _trails(trafilatura_text, resiliparse_text)
+    ):
+        # What resiliparse adds comes after the product's own text, not inside it: the
+        # page's related products, reviews and footer.
+        choice = Choice("trafilatura", TRAILING, choice.contained)
     if choice.reason == "superset" and kind in ("article", "other"):
         first_words = word_count(trafilatura_text)
         if (
@@ -187,6 +212,9 @@ def choose_for_kind(
         return fragment or choice
     region_words = word_count(region_text)
     if region_words <= REGION_LONGER_RATIO * word_count(chosen):
+        return choice
+    if kind == "product" and (choice.reason == TRAILING or _trails(chosen, region_text)):
+        # The region goes on after the product's own text: what it adds is what follows.
         return choice
     base = shingles(chosen)
     contained = len(base & shingles(region_text)) / len(base) if base else 1.0
@@ -357,3 +385,48 @@ def _off_topic(trafilatura_text: str, resiliparse_text: str, headline: str | Non
     ):
         return None
     return Choice("resiliparse", "disjoint", 0.0)
+
+
+def _trails(text: str, longer: str) -> bool:
+    """Whether the words ``longer`` has beyond ``text`` come mostly after its end.
+
+    The lines of ``longer`` most of whose 4-grams ``text`` holds are where the two agree; the
+    words of its other lines between the first and the last of those (blocks ``text`` left
+    out inside it) are weighed against the words after the last one (what follows it on the
+    page: other products, reviews, fine print, the footer).
+
+        >>> own = "\\n".join(f"the brass lamp has part {n} inside" for n in range(3))
+        >>> _trails(own, own + "\\nRelated lamps\\nA copper lamp for your desk")
+        True
+        >>> _trails(own, own.replace("\\n", "\\nSpecs: a shade of linen\\n", 1) + "\\nMore")
+        False
+    """
+    held = shingles(text)
+    counts = []
+    agreed = []
+    for line in longer.lower().split("\n"):
+        words = _WORD.findall(line)
+        grams = set(zip(words, words[1:], words[2:], words[3:], strict=False))
+        agreed.append(bool(grams) and len(grams & held) >= LINE_HELD_SHARE * len(grams))
+        counts.append(len(words))
+    marks = [index for index, flag in enumerate(agreed) if flag]
+    if not marks:
+        return False
+    first, last = marks[0], marks[-1]
+    between = sum(
+        count for index, count in enumerate(counts[first:last], first) if not agreed[index]
+    )
+    return sum(counts[last + 1 :]) > between
+
+
+def _followed(shorter: str, longer: str) -> bool:
+    """Whether ``longer`` is ``shorter`` (most of its 4-grams) and then more after its end.
+
+    ``shorter`` must have TOO_SHORT_WORDS words at least: a fragment is not the product's text.
+    """
+    words = word_count(shorter)
+    if not TOO_SHORT_WORDS <= words < word_count(longer):
+        return False
+    base = shingles(shorter)
+    held = len(base & shingles(longer)) >= FOLLOWED_HELD_SHARE * len(base) if base else False
+    return held and _trails(shorter, longer)

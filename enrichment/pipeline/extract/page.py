@@ -60,7 +60,12 @@ from enrichment.pipeline.extract.candidates import (
     trafilatura_candidate,
     unwrap_heading_buttons,
 )
-from enrichment.pipeline.extract.choose import Choice, choose_for_kind, records_replace
+from enrichment.pipeline.extract.choose import (
+    TRAILING,
+    Choice,
+    choose_for_kind,
+    records_replace,
+)
 from enrichment.pipeline.extract.decode import decode_body, media_type_of, strip_invisible
 from enrichment.pipeline.extract.fragments import (
     cut_runs,
@@ -333,7 +338,7 @@ def _main_content(
     flatten = markdown_to_text if mode == "markdown" else str
     # A product's own text, found (the product rule), is no piece of a listing: its page's
     # records are other products (variations, accessories), not what it stands for.
-    if records is not None and choice.reason != "product description":
+    if records is not None and choice.reason not in ("product description", TRAILING):
         # The extractors kept a piece of a listing (``choose.records_are_content``). On a
         # page declared an article that is a list, they may have kept another part of the
         # page (its blurb and what surrounds it): records holding more words stand for it.
