@@ -25,9 +25,10 @@ An HTML page goes through these steps; each names the module that holds its rule
 - **Records.** On a page that is not an article, the page's repeated records (a listing's
   items, a grid's products: ``extract/records.py``) replace that text when it is only a piece
   of them, or the whole page (the site's header before the page's heading, and the records with
-  it); not on a product page whose own text trafilatura found (the product rule of
-  ``choose.choose_for_kind``), where same-shaped siblings are the product's variations,
-  accessories and other products, whose cards repeat the start of its description. So they do
+  it); not on a product page whose own text was found (the product rule of
+  ``choose.choose_for_kind``, or the text that stops where another goes on after it), where
+  same-shaped siblings are the product's variations, accessories and other products, whose
+  cards repeat the start of its description. So they do
   on a page that declares itself an article but is a list (short linked records holding several
   times the words of its body, a blurb), which is then not read as an article.
 - **Repairs.** Blocks trafilatura pruned inside the text it kept are put back from
@@ -336,8 +337,9 @@ def _main_content(
     choice = _choose(seen, hints, mode=mode, cleaned_html=cleaned_html, spaces=spaces)
     source = choice.source
     flatten = markdown_to_text if mode == "markdown" else str
-    # A product's own text, found (the product rule), is no piece of a listing: its page's
-    # records are other products (variations, accessories), not what it stands for.
+    # A product's own text, found (the product rule, or the text another only goes on after),
+    # is no piece of a listing: its page's records are other products (variations,
+    # accessories), not what it stands for.
     if records is not None and choice.reason not in ("product description", TRAILING):
         # The extractors kept a piece of a listing (``choose.records_are_content``). On a
         # page declared an article that is a list, they may have kept another part of the
