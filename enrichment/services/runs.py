@@ -14,7 +14,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import DatabaseError, connection, models, transaction
 from django.utils import timezone
 from opentelemetry import trace
 
@@ -199,8 +199,19 @@ def runs_finish(finishes: Sequence[Finish]) -> None:
         for model, new_rows in rows.items():
             model._default_manager.bulk_create(new_rows)
         for run, fields in updates:
-            run.save(update_fields=fields)
+            run_update(run, fields)
     runs_recorded([occurrence_from_rows(run, run_rows) for run, run_rows in recorded])
+
+
+def run_update(run: Run, fields: Sequence[str]) -> None:
+    """Store these fields of a stored run. Its time is in the WHERE clause with its id: on
+    partitioned storage PostgreSQL then reads and locks the run's month only, where by id
+    alone it would probe every month (more of them each month) and wait for a lock held on
+    any of them (an old month being dropped). A run no longer stored raises, as
+    ``save(update_fields=...)`` would."""
+    values = {name: getattr(run, name) for name in fields}
+    if not Run.objects.filter(pk=run.pk, created_at=run.created_at).update(**values):
+        raise DatabaseError(f"run {run.pk} is not stored: its {', '.join(fields)} were not saved")
 
 
 def runs_recorded(occurrences: Sequence[Occurrence]) -> None:
@@ -275,7 +286,7 @@ def run_fail(*, run: Run, error: str, duration_ms: int, outcome: str = Run.Outco
     run.error = storable_text(error[:2000])
     run.duration_ms = duration_ms
     run.finished_at = timezone.now()
-    run.save(update_fields=["outcome", "error", "duration_ms", "finished_at"])
+    run_update(run, ["outcome", "error", "duration_ms", "finished_at"])
     runs_recorded([occurrence_from_rows(run, ())])
 
 

@@ -30,6 +30,7 @@ from enrichment.pipeline.retention.partitions import add_months, month_name, mon
 from enrichment.pipeline.retention.policy import RetentionPolicy
 from enrichment.services import partitions
 from enrichment.services.retention import retention_pass
+from enrichment.services.runs import run_fail
 from tests.enrichment.lock_probe import LockProbe
 from tests.enrichment.services.test_retention_postgres import SEED, database_url
 
@@ -375,3 +376,34 @@ def test_a_reader_that_never_lets_go_fails_the_pass_with_a_reason(months, monkey
     assert exists(f"enrichment_run_{month_name(first)}")
     assert Run.objects.count() == 100  # nothing removed, nothing half done
     assert "not granted" in RetentionPass.objects.get().error
+
+
+@contextmanager
+def session_locking(table: str) -> Iterator[None]:
+    """Another session holding ``table`` exclusively (a month being dropped, a long
+    maintenance step on it) until the block ends."""
+    import psycopg
+
+    with psycopg.connect(database_url()) as other:
+        other.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        yield
+        other.rollback()
+
+
+def test_a_run_is_closed_while_another_month_is_held(months) -> None:
+    """Closing a run writes the run's own month only: a lock held on another month's
+    partition does not hold it up (by id alone the UPDATE would wait on every month)."""
+    first, _next = months
+    run = Run.objects.create(outcome=Run.Outcome.RUNNING, channel="slack", original_body="hi")
+    assert where("enrichment_run", run.pk) != f"enrichment_run_{month_name(first)}"
+    with session_locking(f"enrichment_run_{month_name(first)}"):
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '500ms'")
+        try:
+            run_fail(run=run, error="the model went away", duration_ms=7)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    stored = Run.objects.get(pk=run.pk)
+    assert (stored.outcome, stored.error, stored.duration_ms) == ("error", "the model went away", 7)
+    assert stored.finished_at is not None

@@ -240,3 +240,19 @@ def test_a_stored_run_keeps_its_derived_statuses_and_the_history_filters_any_mix
     items = json.loads(streamed(exported))
     statuses = {item["runId"]: item["statuses"] for item in items}
     assert statuses[failed.pk] == ["attempts-failed"] and statuses[plain.pk] == []
+
+
+def test_finishing_a_run_removed_meanwhile_says_so_and_writes_nothing(summarizer) -> None:
+    """A run pruned (or deleted in the admin) while it ran: its result is not stored
+    half-way and the error names the run."""
+    from django.db import DatabaseError
+
+    from enrichment.services import runs as services
+
+    finish = _finished_run(1)
+    Run.objects.filter(pk=finish.run.pk).delete()
+    with pytest.raises(
+        DatabaseError, match=rf"run {finish.run.pk} is not stored: its enriched_body"
+    ):
+        services.runs_finish([finish])
+    assert not UrlDecision.objects.exists() and not Attempt.objects.exists()
