@@ -12,7 +12,11 @@ I/O together) and the inserts that gave up waiting for a lock (the target: none)
 ``--partitioned`` stores the log in monthly partitions (a new database
 ``controlui_bench_prune_part``, ``manage.py partition_runs --first-month`` three months back)
 and seeds the runs within that one month: the pass drops the month whole (target: a month of
-1M runs in 1 s, no insert waiting 100 ms for a lock). ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
+1M runs in 1 s, no insert waiting 100 ms for a lock). ``--ws-load`` also has
+``bench/ws_load.py`` (a real daphne, ``--ws-clients`` sockets of ``--ws-messages`` messages
+each) write its runs into the same database, the pass starting once its first runs are
+stored; it prints the runs ws_load stored during the pass and ws_load's own summary (latency,
+lost and duplicate runs), and fails when ws_load does. ``--smoke`` runs 300 runs on a throwaway SQLite file without the writer (SQLite
 has one writer at a time: there is no concurrent insert to measure).
 """
 
@@ -117,6 +121,52 @@ class Writer:
                 time.sleep(0.005)
 
 
+BENCH_RUNS = (
+    "SELECT count(*) FROM enrichment_run WHERE starts_with(original_body, 'bench message ')"
+)
+BENCH_RUNS_BETWEEN = BENCH_RUNS + " AND created_at >= %s AND created_at <= %s"
+
+
+@dataclass
+class WsLoad:
+    """``bench/ws_load.py`` writing into the bench's database (kept, not emptied)."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @classmethod
+    def start(cls, url: str, clients: int, messages: int) -> WsLoad:
+        log = Path(tempfile.mkstemp(prefix="prune-ws-load-", suffix=".log")[1])
+        command = [
+            sys.executable,
+            str(ROOT / "bench" / "ws_load.py"),
+            f"--database-url={url}",
+            "--keep-database",
+            f"--clients={clients}",
+            f"--messages={messages}",
+        ]
+        with log.open("wb") as out:
+            process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        return cls(process, log)
+
+    def writing(self, url: str, timeout: float = 300.0) -> None:
+        """Return once ws_load's first runs are stored; fail when it ends or never writes."""
+        import psycopg
+
+        deadline = time.monotonic() + timeout
+        with psycopg.connect(url, autocommit=True) as connection:
+            while (connection.execute(BENCH_RUNS).fetchone() or (0,))[0] == 0:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"ws_load stored no run; its output:\n{self.output()}")
+                time.sleep(0.2)
+
+    def finish(self, timeout: float = 900.0) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
 def prepare_postgres(runs: int) -> str:
     import psycopg
 
@@ -215,8 +265,17 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="the log in monthly partitions: the seeded runs are one month, dropped whole",
     )
+    parser.add_argument(
+        "--ws-load",
+        action="store_true",
+        help="bench/ws_load.py writes runs into the database while the pass runs",
+    )
+    parser.add_argument("--ws-clients", type=int, default=20)
+    parser.add_argument("--ws-messages", type=int, default=50, help="messages per socket")
     parser.add_argument("--smoke", action="store_true", help="300 runs, SQLite, no writer")
     args = parser.parse_args(argv)
+    if args.smoke and args.ws_load:
+        parser.error("--ws-load needs PostgreSQL (not --smoke)")
     if args.smoke:
         print("smoke run (tiny sizes, SQLite): the figures below are not measurements")
         url = prepare_sqlite(300)
@@ -234,14 +293,18 @@ def main(argv: list[str] | None = None) -> None:
     from enrichment.services.retention import retention_pass
 
     due = Run.objects.count()
+    load = WsLoad.start(url, args.ws_clients, args.ws_messages) if args.ws_load else None
+    if load:
+        load.writing(url)
+        time.sleep(1)  # well under way: daphne, its sockets and the database all busy
     writer = None if args.smoke else Writer(url, args.lock_timeout_ms)
     thread = threading.Thread(target=writer.run, daemon=True) if writer else None
     if thread:
         thread.start()
         time.sleep(0.3)
-    started = time.perf_counter()
+    started, pass_from = time.perf_counter(), datetime.now(UTC)
     report = retention_pass(policy=RetentionPolicy(days=30), batch_size=args.batch_size)
-    elapsed = time.perf_counter() - started
+    elapsed, pass_to = time.perf_counter() - started, datetime.now(UTC)
     if writer and thread:
         time.sleep(0.3)
         writer.stop.set()
@@ -269,6 +332,30 @@ def main(argv: list[str] | None = None) -> None:
             f"target (no insert waits over {writer.lock_timeout_ms} ms for a lock): "
             f"{'met' if ok else 'MISSED'}"
         )
+    if load:
+        ws_load_report(load, url, pass_from, pass_to)
+
+
+def ws_load_report(load: WsLoad, url: str, pass_from: datetime, pass_to: datetime) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        during = (connection.execute(BENCH_RUNS_BETWEEN, (pass_from, pass_to)).fetchone())[0]
+    ended_early = load.process.poll() is not None
+    print(f"ws_load: {during} runs stored during the pass ({pass_to - pass_from})")
+    code = load.finish()
+    summary = [
+        line
+        for line in load.output().splitlines()
+        if line.startswith(("mode:", "messages sent:", "latency:", "result frames:", "lost", "dup"))
+    ]
+    print("ws_load's own summary (its whole run):")
+    for line in summary:
+        print("  " + line)
+    if ended_early:
+        raise SystemExit("ws_load ended before the pass did: raise --ws-messages")
+    if code != 0:
+        raise SystemExit(f"ws_load failed (exit {code}); its output:\n{load.output()[-3000:]}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ bottleneck, not the socket path. ``--redis`` runs the same through the Redis cha
 ``--workers`` ``manage.py runworker enrichment`` processes instead of inside daphne. Those
 processes all write one SQLite file by default (they contend for its lock);
 ``--database-url`` gives them a database instead, as a deployment with workers would
-(PostgreSQL; the bench empties it first).
+(PostgreSQL; the bench empties it first, unless ``--keep-database``: then it writes beside
+what is there, as ``bench/prune.py --ws-load`` has it do while a prune pass runs, and counts
+only its own messages' runs).
 
 ``--builtin`` uses the shipped default link model instead (the bare ``link-understand``, run
 in-process) with each message linking a distinct page of a local page server (the extraction
@@ -168,8 +170,9 @@ COUNT_RUNS = """
 import json
 from django.db.models import Count
 from enrichment.models import Run
-outcomes = dict(Run.objects.values_list("outcome").annotate(n=Count("id")).order_by())
-messages = Run.objects.values("original_body").distinct().count()
+runs = Run.objects.filter(original_body__startswith="bench message ")  # this bench's only
+outcomes = dict(runs.values_list("outcome").annotate(n=Count("id")).order_by())
+messages = runs.values("original_body").distinct().count()
 print(json.dumps({"outcomes": outcomes, "messages": messages}))
 """
 
@@ -392,8 +395,15 @@ def main() -> None:
         help="a database for daphne and the workers instead of one SQLite file"
         " (e.g. postgres://postgres@127.0.0.1:5432/NAME); it is emptied first",
     )
+    parser.add_argument(
+        "--keep-database",
+        action="store_true",
+        help="with --database-url: do not empty it (write beside another bench's data)",
+    )
     parser.add_argument("--smoke", action="store_true", help="2 clients x 2 messages")
     args = parser.parse_args()
+    if args.keep_database and not args.database_url:
+        parser.error("--keep-database needs --database-url (the SQLite file is always new)")
     if args.smoke:
         args.clients, args.messages = 2, 2
         print("smoke run (2 clients x 2 messages): the figures below are not measurements")
@@ -424,7 +434,13 @@ def main() -> None:
     with (
         page_server() as pages,
         tempfile.TemporaryDirectory(prefix="ws-load-") as workdir,
-        live_server(Path(workdir), extra_env, workers=0, database_url=args.database_url) as live,
+        live_server(
+            Path(workdir),
+            extra_env,
+            workers=0,
+            database_url=args.database_url,
+            keep_database=args.keep_database,
+        ) as live,
     ):
         document = builtin_config() if args.builtin else summarizer_config()
         live.manage("shell", "-c", STORE_CONFIG.format(document=json.dumps(document)))

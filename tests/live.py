@@ -33,8 +33,10 @@ DAPHNE_LIMITS = (
 CREATE_USERS = """
 from django.contrib.auth import get_user_model
 User = get_user_model()
-User.objects.create_superuser("live-admin", "a@example.invalid", "live-admin-pass-123")
-User.objects.create_user("live-user", "u@example.invalid", "live-user-pass-123")
+if not User.objects.filter(username="live-admin").exists():  # a kept database has them
+    User.objects.create_superuser("live-admin", "a@example.invalid", "live-admin-pass-123")
+if not User.objects.filter(username="live-user").exists():
+    User.objects.create_user("live-user", "u@example.invalid", "live-user-pass-123")
 """
 
 
@@ -125,17 +127,19 @@ def live_server(
     *,
     workers: int | None = None,
     database_url: str | None = None,
+    keep_database: bool = False,
     daphne_args: Sequence[str] = (),
 ) -> Iterator[LiveServer]:
     """A migrated daphne with two users; with ``REDIS_URL`` set it also runs ``workers``
     ``runworker enrichment`` processes (default one; pass 0 to start your own).
-    ``database_url`` replaces the SQLite file of ``workdir``; that database is emptied.
+    ``database_url`` replaces the SQLite file of ``workdir``; that database is emptied unless
+    ``keep_database`` (another process's data stays: a bench writing beside it).
     ``daphne_args`` go to daphne's command line (``--ping-interval 1``...)."""
     port = free_port()
     env = live_environment(workdir, extra_env, database_url=database_url)
     server = LiveServer(base_url=f"http://127.0.0.1:{port}", env=env, workdir=workdir)
     server.manage("migrate", "--noinput")
-    if database_url:  # a database of its own, left over from an earlier run: start empty
+    if database_url and not keep_database:  # left over from an earlier run: start empty
         server.manage("flush", "--noinput")
     server.manage("shell", "-c", CREATE_USERS)
     if env.get("DEBUG") == "0":  # as in production: static files collected, with a manifest
