@@ -407,3 +407,11 @@ def test_a_run_is_closed_while_another_month_is_held(months) -> None:
     stored = Run.objects.get(pk=run.pk)
     assert (stored.outcome, stored.error, stored.duration_ms) == ("error", "the model went away", 7)
     assert stored.finished_at is not None
+
+
+def test_a_first_month_for_a_log_partitioned_already_is_refused(months) -> None:
+    before = partitions.partition_status()
+    later = add_months(before.months[-1].start, 6)
+    with pytest.raises(CommandError, match="partitioned already: its first month stays"):
+        call_command("partition_runs", "--first-month", f"{later:%Y-%m}")
+    assert partitions.partition_status() == before
