@@ -28,11 +28,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Value, When
+from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
 from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
-from enrichment.pipeline.retention.partitions import MonthPartition, droppable
+from enrichment.pipeline.retention.partitions import MonthPartition, droppable, outside
 from enrichment.pipeline.retention.policy import (
     Cut,
     RetentionPolicy,
@@ -81,13 +81,20 @@ def retention_pass(
     if export_dir is None and settings.RETENTION_EXPORT_DIR:
         export_dir = Path(settings.RETENTION_EXPORT_DIR)
     report = PassReport(cuts=retention_cuts(policy, Run.Outcome.values, now))
-    report.due_removal = sum(_expired(cut).count() for cut in report.cuts)
+    # Months dropped whole (partitioned storage) are counted one partition each; the rest
+    # with a query that skips those partitions (counting a month's million runs twice
+    # would double the cost of a pass).
+    due_months = months_due(policy, now) if partitions.is_partitioned() else []
+    month_runs = [partitions.month_runs(month) for month in due_months]
+    elsewhere = _within(outside(due_months))
+    report.due_removal = sum(month_runs) + sum(
+        _expired(cut).filter(elsewhere).count() for cut in report.cuts
+    )
     before = redaction_before(policy, now)
     if before is not None:
         report.due_redaction = _unredacted(before).count()
     if dry_run:
-        if partitions.is_partitioned():
-            report.dropped_months = [month.name for month in months_due(policy, now)]
+        report.dropped_months = [month.name for month in due_months]
         return report
     record = RetentionPass.objects.create(started_at=now, policy=policy.describe())
     export = _Export(export_dir) if export_dir is not None else None
@@ -96,8 +103,7 @@ def retention_pass(
             if partitions.is_partitioned():
                 partitions.partitions_ensure(now=now)
                 report.removed, report.dropped_months = months_drop(
-                    policy=policy,
-                    now=now,
+                    list(zip(due_months, month_runs, strict=True)),
                     batch_size=batch_size,
                     export=export,
                     progress=lambda done: progress("removed", done, report.due_removal),
@@ -140,6 +146,19 @@ def _expired(cut: Cut):  # type: ignore[no-untyped-def]
     return Run.objects.filter(outcome=cut.outcome, created_at__lt=cut.before)
 
 
+def _within(ranges: list[tuple[datetime | None, datetime | None]]) -> Q:
+    """Runs created in any of these ``[start, end)`` ranges (``None``: unbounded)."""
+    found = Q(pk__in=[])
+    for start, end in ranges:
+        if start is None and end is None:
+            return Q()  # all of time (an empty Q would vanish from an OR)
+        bounds = {"created_at__gte": start} if start is not None else {}
+        if end is not None:
+            bounds["created_at__lt"] = end
+        found |= Q(**bounds)
+    return found
+
+
 def _unredacted(before: datetime):  # type: ignore[no-untyped-def]
     return Run.objects.filter(redacted_at__isnull=True, created_at__lt=before).exclude(
         outcome=Run.Outcome.RUNNING
@@ -172,19 +191,17 @@ def months_due(policy: RetentionPolicy, now: datetime) -> list[MonthPartition]:
 
 
 def months_drop(
+    months: list[tuple[MonthPartition, int]],
     *,
-    policy: RetentionPolicy,
-    now: datetime,
     batch_size: int,
     export: _Export | None = None,
     progress: Callable[[int], None] = lambda _done: None,
 ) -> tuple[int, list[str]]:
-    """Drop whole the months (partitioned storage) of ``months_due``; each month's runs are
-    exported first when ``export`` is given. Returns the runs removed and the months
-    dropped."""
+    """Drop whole these months (partitioned storage; ``months_due``, each with its runs
+    counted); each month's runs are exported first when ``export`` is given. Returns the
+    runs removed and the months dropped."""
     removed, dropped = 0, []
-    for month in months_due(policy, now):
-        count = partitions.month_runs(month)
+    for month, count in months:
         if export is not None:
             for ids in partitions.month_run_ids(month, batch_size):
                 export.write(ids)

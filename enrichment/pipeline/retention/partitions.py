@@ -114,3 +114,17 @@ def droppable(
     before = min(cut.before for cut in cuts)
     due = tuple(sorted((m for m in months if m.end <= before), key=lambda m: m.start))
     return Droppable(due, kept)
+
+
+def outside(months: Iterable[MonthPartition]) -> list[tuple[datetime | None, datetime | None]]:
+    """The time not covered by these months, as ``[start, end)`` ranges in order (``None``:
+    unbounded). A query for runs in these ranges (an OR of ranges) lets PostgreSQL skip the
+    months' partitions; ``NOT`` of a range would not."""
+    gaps: list[tuple[datetime | None, datetime | None]] = []
+    start: datetime | None = None
+    for month in sorted(months, key=lambda m: m.start):
+        if start is None or start < month.start:
+            gaps.append((start, month.start))
+        start = month.end if start is None or month.end > start else start
+    gaps.append((start, None))
+    return gaps

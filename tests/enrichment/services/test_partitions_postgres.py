@@ -218,11 +218,20 @@ def test_a_prune_drops_expired_months_whole_and_the_rest_row_by_row(tmp_path, mo
     kept = run_with_link(next_month + timedelta(days=20), word="kept")
     legacy_old = run_with_link(first - timedelta(days=50), word="legacy")
     now = next_month + timedelta(days=40)  # 30 days: cut at next month + 10 days
+    planned = retention_pass(policy=RetentionPolicy(days=30), now=now, dry_run=True)
+    # the month's runs counted once (its partition), the rest in every other partition
+    assert (planned.dropped_months, planned.due_removal) == ([month_name(first)], 5)
+    done = []
     report = retention_pass(
-        policy=RetentionPolicy(days=30), now=now, batch_size=100, export_dir=tmp_path
+        policy=RetentionPolicy(days=30),
+        now=now,
+        batch_size=100,
+        export_dir=tmp_path,
+        progress=lambda what, count, total: done.append((what, count, total)),
     )
     assert report.dropped_months == [month_name(first)]
-    assert report.removed == 5  # 3 in the dropped month, 2 row by row
+    assert report.removed == report.due_removal == 5  # 3 in the dropped month, 2 row by row
+    assert done[0] == ("removed", 3, 5) and done[-1] == ("removed", 5, 5)
     for table, _column in partitions.TABLES:
         assert not exists(f"{table}_{month_name(first)}")
         assert exists(f"{table}_{month_name(next_month)}")
