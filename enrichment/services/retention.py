@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
@@ -165,22 +165,54 @@ def _unredacted(before: datetime):  # type: ignore[no-untyped-def]
     )
 
 
-def _batches(queryset, batch_size: int) -> Iterator[list[int]]:  # type: ignore[no-untyped-def]
-    """Ids of the oldest matching runs, a batch at a time, until none match. The caller
-    removes or changes each batch so that it no longer matches.
+@dataclass(frozen=True)
+class _Batch:
+    """Ids of runs and the span of their creation times: with the span in the WHERE
+    clause, partitioned storage reads the batch's months only, not every month's index."""
+
+    ids: list[int]
+    first: datetime
+    last: datetime
+
+    @property
+    def span(self) -> tuple[datetime, datetime]:
+        return self.first, self.last
+
+    def runs(self):  # type: ignore[no-untyped-def]
+        return Run.objects.filter(id__in=self.ids, created_at__range=self.span)
+
+    def delete(self) -> int:
+        """DELETE the runs (their URL decisions and attempts gone already) in one statement
+        with the time span: Django's ``delete()`` would collect them and delete by id
+        alone."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {connection.ops.quote_name(Run._meta.db_table)}"
+                f" WHERE id IN ({', '.join(['%s'] * len(self.ids))})"
+                " AND created_at BETWEEN %s AND %s",
+                [*self.ids, *map(connection.ops.adapt_datetimefield_value, self.span)],
+            )
+            return int(cursor.rowcount)
+
+
+def _batches(queryset, batch_size: int) -> Iterator[_Batch]:  # type: ignore[no-untyped-def]
+    """The oldest matching runs, a batch at a time, until none match. The caller removes or
+    changes each batch so that it no longer matches.
 
     Each batch starts at the previous batch's last creation time: the index entries of the
     runs already removed (or redacted) stay in the index until a VACUUM, and a walk from
     the oldest end would step over all of them again for every batch (quadratic at
     millions of runs)."""
-    since = None
+    since, previous = None, None
     while True:
         page = queryset if since is None else queryset.filter(created_at__gte=since)
         rows = list(page.order_by("created_at", "id").values_list("id", "created_at")[:batch_size])
         if not rows:
             return
-        since = rows[-1][1]
-        yield [run_id for run_id, _created_at in rows]
+        if rows == previous:  # the caller changed nothing: stop rather than loop for ever
+            raise RuntimeError(f"runs {rows[0][0]}..{rows[-1][0]} still match after their batch")
+        since, previous = rows[-1][1], rows
+        yield _Batch([run_id for run_id, _created_at in rows], rows[0][1], rows[-1][1])
 
 
 def months_due(policy: RetentionPolicy, now: datetime) -> list[MonthPartition]:
@@ -224,13 +256,14 @@ def runs_remove(
     file (a run whose removal then fails is exported again by the next pass)."""
     removed = 0
     for cut in cuts:
-        for ids in _batches(_expired(cut), batch_size):
+        for batch in _batches(_expired(cut), batch_size):
+            ids = batch.ids
             if export is not None:
                 export.write(ids)
             with transaction.atomic():
                 Attempt.objects.filter(url_decision__run_id__in=ids).delete()
                 UrlDecision.objects.filter(run_id__in=ids).delete()
-                removed += Run.objects.filter(id__in=ids).delete()[1].get(Run._meta.label, 0)
+                removed += batch.delete()
             progress(removed)
     return removed
 
@@ -277,18 +310,20 @@ def runs_redact(
     summaries, the text in media and stage records, the CLI stderr tails. Outcomes, URLs and
     their verdicts, reasons, timings and exit codes stay. ``redacted_at`` says when."""
     redacted = 0
-    for ids in _batches(_unredacted(before), batch_size):
+    for batch in _batches(_unredacted(before), batch_size):
+        ids = batch.ids
         with transaction.atomic():
             runs = list(
-                Run.objects.filter(id__in=ids, redacted_at__isnull=True)
+                batch.runs()
+                .filter(redacted_at__isnull=True)
                 .select_for_update()
                 .only("id", "media", "stage_records")
             )
             for run in runs:
                 run.media = redact_content(run.media, policy)
                 run.stage_records = redact_content(run.stage_records, policy)
-            Run.objects.bulk_update(runs, ["media", "stage_records"])
-            Run.objects.filter(id__in=ids).update(
+            batch.runs().bulk_update(runs, ["media", "stage_records"])
+            batch.runs().update(
                 original_body=_redacted("original_body", policy),
                 enriched_body=_redacted("enriched_body", policy),
                 redacted_at=now,

@@ -424,3 +424,30 @@ def test_a_first_month_for_a_log_partitioned_already_is_refused(months) -> None:
     with pytest.raises(CommandError, match="partitioned already: its first month stays"):
         call_command("partition_runs", "--first-month", f"{later:%Y-%m}")
     assert partitions.partition_status() == before
+
+
+def test_row_by_row_removal_and_redaction_touch_their_months_only(months) -> None:
+    """A month not yet expired whole is pruned and redacted row by row while another session
+    holds a later month: each batch names its time span, so neither waits for it."""
+    first, _next = months
+    later = f"enrichment_run_{month_name(add_months(first, 2))}"
+    partitions.partitions_ensure(now=first)
+    assert exists(later)
+    expired = run_with_link(first + timedelta(days=1), word="expired")
+    aging = run_with_link(first + timedelta(days=25), word="aging")
+    now = first + timedelta(days=41)  # cut at first + 11 days; redaction before + 34 days
+    with session_locking(later):
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '500ms'")
+        try:
+            report = retention_pass(
+                policy=RetentionPolicy(days=30, redact_after_days=7), now=now, batch_size=10
+            )
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    assert (report.dropped_months, report.removed, report.redacted) == ([], 1, 1)
+    assert not Run.objects.filter(pk=expired.pk).exists()
+    kept = Run.objects.get(pk=aging.pk)
+    assert kept.original_body == "" and kept.redacted_at == now
+    assert UrlDecision.objects.get(run=kept).summary == ""
