@@ -128,12 +128,14 @@ def _streamed_segment_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
     Streaming server rendering (React 18 and frameworks built on it) first sends a
     ``<template id="B:1">`` placeholder, then the finished segment in a hidden
     ``<div id="S:1">`` that a script moves into the placeholder's place: a browser shows it.
-    Only segments whose placeholder is on the page count.
+    A segment streamed inside another is held by a ``<template id="P:1">`` instead (React's
+    segment placeholder, filled by ``$RS("S:1", "P:1")``), often the article's body under a
+    streamed page shell. Only segments whose placeholder is on the page count.
     """
     return frozenset(
         "S:" + str(value)[2:]
         for value in tree.xpath("//template/@id")
-        if str(value).startswith("B:") and len(str(value)) > 2
+        if str(value).startswith(("B:", "P:")) and len(str(value)) > 2
     )
 
 
