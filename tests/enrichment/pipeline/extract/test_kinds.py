@@ -260,6 +260,29 @@ def test_streamed_segment_of_a_segment_placeholder_is_read() -> None:
     assert "attacker@example.com" not in text  # no placeholder for S:4
 
 
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_streamed_segment_is_read_where_its_placeholder_stands(mode: str) -> None:
+    # The segment arrives after the footer; a browser shows it at its placeholder, inside
+    # the article's body, between the paragraphs around it.
+    steps = "".join(
+        f"<p>Step {n} of the guide tells the reader how to rig the dinghy's sail before "
+        f"the tide turns at the harbour mouth.</p>"
+        for n in range(6)
+    )
+    html = (
+        "<html><head><meta property='og:type' content='article'></head><body><main>"
+        f"<h1>Rigging a dinghy</h1><div class='guide'>{steps}"
+        '<!--$?--><template id="B:2"></template><!--/$-->'
+        "<p>Last of all, coil the halyard and hang it on the cleat by the mast so it "
+        "cannot tangle.</p></div></main><footer><p>Harbour sailing club newsletter and "
+        'contact details for members.</p></footer><div hidden id="S:2"><pre>knot --bowline '
+        "--tight</pre></div></body></html>"
+    )
+    text = extract_html(html, mode=mode).text  # type: ignore[arg-type]
+    assert "knot --bowline" in text
+    assert text.index("Step 5") < text.index("knot --bowline") < text.index("Last of all")
+
+
 def test_accordion_panel_is_content_but_other_hidden_blocks_are_not() -> None:
     html = _with_main(
         '<div class="faq"><h3>Can I bring a bike?</h3><div class="accordion__panel" '
