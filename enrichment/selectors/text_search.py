@@ -190,10 +190,17 @@ class HasUrl(_PlannedCondition):
         # ``OFFSET 0`` keeps PostgreSQL from turning the EXISTS into a join: it stays a
         # test of each run's own URLs (their run_id index), and as the planner cannot
         # estimate it, it takes half the runs to match and walks the history's order.
+        # The run's time (copied onto its URL rows) lets partitioned storage look in the
+        # run's own month only (run-time pruning): without it each run walked was looked
+        # up in every month's run_id index, so the cost grew with the months kept (117,000
+        # buffers for a page of a fragment in 0.6 % of the URLs at 1M runs, 35,000 with).
+        # Rows stored before the column existed have none (the default partition).
         quote = connection.ops.quote_name
         urls = quote(UrlDecision._meta.db_table)
+        run_time = quote("run_created_at")
         return (
             f"EXISTS(SELECT 1 FROM {urls} u WHERE u.{quote('run_id')} = {table}.{quote('id')}"
+            f" AND (u.{run_time} = {table}.{quote('created_at')} OR u.{run_time} IS NULL)"
             f" AND strpos(u.{quote('url')}, %s) > 0 OFFSET 0)",
             [self.text],
         )

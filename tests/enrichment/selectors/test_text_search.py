@@ -9,6 +9,7 @@ history index for a rare word) and what the stored vector does with long bodies.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from datetime import timedelta
@@ -308,3 +309,53 @@ def test_on_postgres_a_common_url_fragment_is_plain_text(monkeypatch) -> None:
     assert [run.pk for run in decision_list(filters=HistoryFilters(url="50%_off'")).items] == [
         odd.pk
     ]
+
+
+@postgres_only
+def test_on_postgres_a_common_url_fragment_finds_urls_stored_without_the_run_time(
+    monkeypatch,
+) -> None:
+    # The walk looks for a run's URLs by its id and time (its month, on partitioned
+    # storage); URL rows stored before they carried the run's time are found all the same.
+    older = make_run(2, url="https://docs.example.com/old")
+    newer = make_run(1, url="https://docs.example.com/new")
+    UrlDecision.objects.filter(run=older).update(run_created_at=None)
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 0)  # every fragment is walked for
+    assert [run.pk for run in decision_list(filters=HistoryFilters(url="docs.example")).items] == [
+        newer.pk,
+        older.pk,
+    ]
+
+
+@pytest.mark.skipif(
+    os.environ.get("CONTROLUI_TEST_STORAGE") != "partitioned",
+    reason="needs CONTROLUI_TEST_STORAGE=partitioned",
+)
+def test_on_partitioned_storage_a_common_url_fragment_reads_the_runs_month_only(
+    monkeypatch,
+) -> None:
+    # Each run walked is looked up in its own month's URL rows (and the default partition
+    # of rows without a time), not in every month's: the walk costs the same however many
+    # months are kept.
+    for minutes in range(6):  # the walk meets runs without the fragment too: all looked up
+        host = "docs.example.com" if minutes % 2 else "other.example.org"
+        make_run(minutes, url=f"https://{host}/{minutes}")
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 0)
+    with text_search.planned("", "docs.example"):
+        page = HistoryFilters(url="docs.example").apply(Run.objects.all()).history_order()[:3]
+        sql, params = page.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+            plan = cursor.fetchone()[0]
+    scans: list[dict[str, Any]] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        if str(node.get("Relation Name", "")).startswith(UrlDecision._meta.db_table):
+            scans.append(node)
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"])
+    months = {scan["Relation Name"] for scan in scans}
+    read = {scan["Relation Name"] for scan in scans if scan.get("Actual Loops", 0) > 0}
+    assert len(months) > 2 and len(read) <= 2, (months, read)
