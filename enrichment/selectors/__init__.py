@@ -5,7 +5,7 @@ facets), ``run_config`` (a run's config against today's)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 
 from django.db import connections
@@ -305,7 +305,44 @@ def decision_list(
     after the last run shown."""
     runs = with_media_flag(filters.apply(Run.objects.only(*SUMMARY_FIELDS)))
     with planned(filters.q, filters.url, runs.db):
+        if len(filters.statuses) > 1 and connections[runs.db].vendor == "postgresql":
+            return _any_status_page(filters, cursor=cursor, limit=limit)
         return keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
+
+
+def _any_status_page(filters: HistoryFilters, *, cursor: str | None, limit: int) -> KeysetPage[Run]:
+    """A page of runs with any of several derived statuses: one page per status, merged.
+
+    Each status alone is read newest first from its own partial index and stops at the
+    page's end. Their OR was planned as a bitmap of every run with any of them (ANDed with
+    e.g. the whole outcome index for ``&outcome=skipped``) in every month, then sorted: a
+    cost that grew with the log (321 ms p95 at 10M runs). The first ``limit`` runs of the
+    union are among the first ``limit`` of the status each has, so the merge is exact.
+    """
+    ordering = filters.ordering
+    pages = [
+        keyset_page(
+            with_media_flag(
+                replace(filters, status=status).apply(Run.objects.only(*SUMMARY_FIELDS))
+            ),
+            cursor=cursor,
+            limit=limit,
+            ordering=ordering,
+        )
+        for status in filters.statuses
+    ]
+    runs = {run.pk: run for page in pages for run in page.items}
+    merged = sorted(
+        runs.values(),
+        key=lambda run: (getattr(run, SORT_KEY), run.pk),
+        reverse=ordering.descending,
+    )
+    # A status with more than a page means more runs even when the union fills one exactly.
+    has_more = len(merged) > limit or any(page.next_cursor for page in pages)
+    items = merged[:limit]
+    return KeysetPage(
+        items=items, next_cursor=ordering.encode(items[-1]) if has_more and items else None
+    )
 
 
 def decision_get(*, run_id: int) -> Run:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from enrichment.models import Attempt, Run, UrlDecision
-from enrichment.selectors import HistoryFilters, decision_get, decision_list
+from enrichment.selectors import SORTS, HistoryFilters, decision_get, decision_list
 from enrichment.selectors.records import decision_record
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +127,56 @@ def test_decision_get_and_record_query_count_is_constant() -> None:
         f"https://example.com/{big.pk}/0",
         f"https://example.com/{big.pk}/1",
     ]
+
+
+@pytest.mark.parametrize("sort", list(SORTS), ids=list(SORTS))
+def test_any_of_statuses_pages_the_same_runs_in_the_same_order_as_their_or(sort) -> None:
+    # On PostgreSQL each status is read alone and the pages merged: a run with two of them
+    # is listed once, ties on the sort key keep the id order, and paging goes through all.
+    now = timezone.now()
+    flags = [(True, False, False), (False, True, False), (True, True, False), (False, False, True)]
+    Run.objects.bulk_create(
+        Run(
+            created_at=now - timedelta(minutes=i // 3),  # three runs a minute: ties on time
+            outcome="skipped" if i % 4 else "success",
+            duration_ms=None if i % 7 == 0 else 100 * (i % 5),
+            url_count=i % 3,
+            attempts_failed=flags[i % 5][0] if i % 5 < 4 else False,
+            fallback_used=flags[i % 5][1] if i % 5 < 4 else False,
+            dns_failed=flags[i % 5][2] if i % 5 < 4 else False,
+        )
+        for i in range(40)
+    )
+    filters = HistoryFilters(status="attempts-failed,fallback,dns-failure", sort=sort)
+    ordering = SORTS[sort]
+    expected = list(
+        ordering.sorted(
+            Run.objects.filter(Q(attempts_failed=True) | Q(fallback_used=True) | Q(dns_failed=True))
+        ).values_list("pk", flat=True)
+    )
+    assert 20 < len(expected) < 40
+    listed, cursor = [], None
+    while True:
+        page = decision_list(filters=filters, cursor=cursor, limit=4)
+        listed += [run.pk for run in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert listed == expected
+    outcome = replace(filters, outcome="skipped")
+    assert [run.pk for run in decision_list(filters=outcome, limit=200).items] == [
+        pk for pk in expected if Run.objects.get(pk=pk).outcome == "skipped"
+    ]
+
+
+def test_any_of_statuses_says_more_when_one_status_alone_fills_the_page() -> None:
+    now = timezone.now()
+    Run.objects.bulk_create(
+        Run(created_at=now - timedelta(minutes=i), outcome="skipped", attempts_failed=True)
+        for i in range(5)
+    )
+    filters = HistoryFilters(status="attempts-failed,dns-failure")
+    first = decision_list(filters=filters, limit=2)
+    assert len(first.items) == 2 and first.next_cursor
+    rest = decision_list(filters=filters, cursor=first.next_cursor, limit=3)
+    assert len(rest.items) == 3 and rest.next_cursor is None
