@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -67,14 +68,24 @@ COMMON_WORD_SHARE = 0.01
 
 
 @dataclass(frozen=True)
+class RareRuns:
+    """The runs of a rare text: their ids, and the span of their times when every one is
+    known (URL rows stored before they carried the run's time have none) and the runs are
+    stored in monthly partitions."""
+
+    ids: list[int]
+    span: tuple[datetime, datetime] | None
+
+
+@dataclass(frozen=True)
 class _Plan:
     """Inside ``planned``: the rare filters' runs by (filter name, text), and the filters
     whose listing found them common."""
 
-    rare: dict[tuple[str, str], list[int]]
+    rare: dict[tuple[str, str], RareRuns]
     common: frozenset[tuple[str, str]] = frozenset()
 
-    def run_ids(self, name: str, text: str) -> list[int] | None:
+    def runs(self, name: str, text: str) -> RareRuns | None:
         return self.rare.get((name, text))
 
     def is_common(self, name: str, text: str) -> bool:
@@ -130,9 +141,16 @@ class _PlannedCondition(Expression):
     def as_sql(self, compiler: SQLCompiler, connection: Any) -> tuple[str, list[Any]]:
         table = compiler.quote_name_unless_alias(compiler.query.get_initial_alias())
         plan = _PLANNED.get()
-        run_ids = plan.run_ids(self.name, self.text) if plan else None
-        if run_ids is not None:
-            return f"{table}.{connection.ops.quote_name('id')} = ANY(%s)", [run_ids]
+        rare = plan.runs(self.name, self.text) if plan else None
+        if rare is not None:
+            condition = f"{table}.{connection.ops.quote_name('id')} = ANY(%s)"
+            if rare.span is None:
+                return condition, [rare.ids]
+            # Implied by the ids, but on partitioned storage it names the months to read:
+            # ids alone are looked up in every month's index (each read of the page did
+            # so, once per month kept).
+            created = f"{table}.{connection.ops.quote_name('created_at')}"
+            return f"{condition} AND {created} BETWEEN %s AND %s", [rare.ids, *rare.span]
         if plan and plan.is_common(self.name, self.text):
             return self.common_sql(table, compiler, connection)
         return self.condition_sql(table, compiler, connection)
@@ -233,18 +251,21 @@ def _maybe_rare(rows: QuerySet[Any], table_rows: float) -> bool:
 
 
 def _rare_runs(
-    candidates: dict[str, tuple[QuerySet[Any], str]], using: str
-) -> dict[str, list[int]]:
-    """For each filter (name → its matching rows, their run id field), its runs when there
-    are at most ``RARE_MATCHES``, read from the filter's own index alone."""
-    found: dict[str, list[int]] = {}
+    candidates: dict[str, tuple[QuerySet[Any], str, str]], using: str
+) -> dict[str, RareRuns]:
+    """For each filter (name → its matching rows, their run id and run time fields), its
+    runs when there are at most ``RARE_MATCHES``, read from the filter's own index alone."""
+    found: dict[str, RareRuns] = {}
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         # Only the text indexes can answer: bounded work whatever the text.
         cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
-        for name, (rows, run_id) in candidates.items():
-            ids = list(rows.order_by().values_list(run_id, flat=True)[: RARE_MATCHES + 1])
-            if len(ids) <= RARE_MATCHES:
-                found[name] = sorted(set(ids))
+        for name, (rows, run_id, run_time) in candidates.items():
+            listed = list(rows.order_by().values_list(run_id, run_time)[: RARE_MATCHES + 1])
+            if len(listed) <= RARE_MATCHES:
+                times = [time for _, time in listed]
+                known = bool(times) and None not in times
+                span = (min(times), max(times)) if known else None
+                found[name] = RareRuns(sorted({pk for pk, _ in listed}), span)
         cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
     return found
 
@@ -264,20 +285,32 @@ def planned(
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [Run._meta.db_table]
+            "SELECT reltuples, relkind = 'p' FROM pg_class WHERE oid = %s::regclass",
+            [Run._meta.db_table],
         )
-        table_rows = float(cursor.fetchone()[0])
+        reltuples, partitioned = cursor.fetchone()
+        table_rows = float(reltuples)
     texts = {"q": q, "url": url}
     candidates = {
-        name: (rows, run_id)
-        for name, rows, run_id in (
-            ("q", Run.objects.using(using).filter(BodyMatches(q)), "pk"),
-            ("url", UrlDecision.objects.using(using).filter(url__contains=url), "run_id"),
+        name: (rows, run_id, run_time)
+        for name, rows, run_id, run_time in (
+            ("q", Run.objects.using(using).filter(BodyMatches(q)), "pk", "created_at"),
+            (
+                "url",
+                UrlDecision.objects.using(using).filter(url__contains=url),
+                "run_id",
+                "run_created_at",
+            ),
         )
         if texts[name] and _maybe_rare(rows, table_rows)
     }
     runs = _rare_runs(candidates, using) if candidates else {}
-    rare = {(name, texts[name]): ids for name, ids in runs.items()}
+    # The span of times only picks months: on one table it could make the planner read a
+    # range of the history index instead of looking the few ids up.
+    rare = {
+        (name, texts[name]): found if partitioned else RareRuns(found.ids, None)
+        for name, found in runs.items()
+    }
     # A URL fragment that is not rare is walked for (see the module's docstring).
     common = frozenset([("url", url)]) if url and ("url", url) not in rare else frozenset()
     token = _PLANNED.set(_Plan(rare, common))

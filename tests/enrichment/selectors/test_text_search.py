@@ -359,3 +359,32 @@ def test_on_partitioned_storage_a_common_url_fragment_reads_the_runs_month_only(
     months = {scan["Relation Name"] for scan in scans}
     read = {scan["Relation Name"] for scan in scans if scan.get("Actual Loops", 0) > 0}
     assert len(months) > 2 and len(read) <= 2, (months, read)
+
+
+@postgres_only
+def test_on_postgres_a_rare_url_fragment_finds_urls_stored_without_the_run_time() -> None:
+    older = make_run(2, url="https://docs.example.com/old")
+    newer = make_run(1, url="https://docs.example.com/new")
+    UrlDecision.objects.filter(run=older).update(run_created_at=None)
+    with text_search.planned("", "docs.example") as rare:
+        assert rare == {"url"}
+        found = list(HistoryFilters(url="docs.example").apply(Run.objects.all()).history_order())
+    assert found == [newer, older]
+
+
+@pytest.mark.skipif(
+    os.environ.get("CONTROLUI_TEST_STORAGE") != "partitioned",
+    reason="needs CONTROLUI_TEST_STORAGE=partitioned",
+)
+def test_on_partitioned_storage_a_rare_word_reads_the_months_of_its_runs_only() -> None:
+    # The runs of a rare word are read by id and by the span of their times: the months
+    # holding them, not every month's id index (once per read of the page).
+    found = make_run(1, original_body="zanzibar")
+    make_run(60 * 24 * 40, original_body="other words")  # an older month
+    with text_search.planned("zanzibar") as rare:
+        assert rare == {"q"}
+        runs = HistoryFilters(q="zanzibar").apply(Run.objects.all()).history_order()
+        plan = explain(*runs.query.sql_with_params())
+        assert list(runs) == [found]
+    scanned = set(re.findall(rf"on ({Run._meta.db_table}_\w+)", plan))
+    assert len(scanned) == 1, plan
