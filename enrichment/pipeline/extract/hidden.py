@@ -87,8 +87,9 @@ def drop_hidden(tree: lxml.html.HtmlElement, *, keep_textless: bool = False) -> 
     extractors read the page's structure better with them.
     """
     # Read before <template> elements go: they are the placeholders streamed segments fill.
-    panels = _disclosure_panel_ids(tree) | _streamed_segment_ids(tree)
-    _place_streamed_segments(tree)
+    placeholders = _segment_placeholders(tree)
+    panels = _disclosure_panel_ids(tree) | frozenset(placeholders)
+    _place_streamed_segments(tree, placeholders)
     # Elements that never render (script, style...) go first, so the page's word count used
     # by the reveal-wrapper rule below counts only text a reader could see.
     drop_all(list(tree.iter(*HIDDEN_TAGS)))
@@ -123,8 +124,9 @@ def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
     )
 
 
-def _streamed_segment_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
-    """Ids of streamed server-rendered segments: ``<div hidden id="S:1">`` fills ``B:1``.
+def _segment_placeholders(tree: lxml.html.HtmlElement) -> dict[str, etree._Element]:
+    """Streamed server-rendered segments (``<div hidden id="S:1">`` fills ``B:1``) by id,
+    each with its placeholder ``<template>`` (the first when the page repeats one).
 
     Streaming server rendering (React 18 and frameworks built on it) first sends a
     ``<template id="B:1">`` placeholder, then the finished segment in a hidden
@@ -133,18 +135,21 @@ def _streamed_segment_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:
     segment placeholder, filled by ``$RS("S:1", "P:1")``), often the article's body under a
     streamed page shell. Only segments whose placeholder is on the page count.
     """
-    return frozenset(
-        "S:" + str(value)[2:]
-        for value in tree.xpath("//template/@id")
-        if str(value).startswith(("B:", "P:")) and len(str(value)) > 2
-    )
+    placeholders: dict[str, etree._Element] = {}
+    for template in tree.iter("template"):
+        name = str(template.get("id") or "")
+        if name.startswith(("B:", "P:")) and len(name) > 2:
+            placeholders.setdefault("S:" + name[2:], template)
+    return placeholders
 
 
-def _place_streamed_segments(tree: lxml.html.HtmlElement) -> None:
+def _place_streamed_segments(
+    tree: lxml.html.HtmlElement, placeholders: dict[str, etree._Element]
+) -> None:
     """Move each streamed segment to its placeholder's place, as the page's script does.
 
     The segments arrive at the end of the document, after everything else; a browser shows
-    them where their ``<template>`` placeholder stands (``_streamed_segment_ids``), often in
+    them where their ``<template>`` placeholder stands (``_segment_placeholders``), often in
     the middle of the article's body: a code sample, a section, the rest of the story. Read
     where they arrive, they come after the page's footer and outside the element holding the
     article's text. Only a placeholder standing beside a paragraph is filled so: there the
@@ -155,22 +160,18 @@ def _place_streamed_segments(tree: lxml.html.HtmlElement) -> None:
 
         >>> tree = lxml.html.fromstring('<div><p>one</p><template id="B:1"></template>'
         ...     '<p>three</p><footer>f</footer><div hidden id="S:1">two</div></div>')
-        >>> _place_streamed_segments(tree)
+        >>> _place_streamed_segments(tree, _segment_placeholders(tree))
         >>> [element.text for element in tree if element.tag != "template"]
         ['one', 'two', 'three', 'f']
         >>> widget = lxml.html.fromstring('<div><div class="quote"><template id="B:2">'
         ...     '</template></div><p>text</p><div hidden id="S:2">$12</div></div>')
-        >>> _place_streamed_segments(widget)
+        >>> _place_streamed_segments(widget, _segment_placeholders(widget))
         >>> widget[-1].get("id")  # no paragraph beside its placeholder: left where it came
         'S:2'
     """
-    placeholders: dict[str, etree._Element] = {}
-    for template in tree.iter("template"):
-        name = str(template.get("id") or "")
-        if name.startswith(("B:", "P:")) and len(name) > 2:
-            placeholders.setdefault("S:" + name[2:], template)
     if not placeholders:
         return
+    placeholders = dict(placeholders)  # each is filled once
     for segment in tree.xpath("//*[@hidden][starts-with(@id, 'S:')]"):
         template = placeholders.pop(str(segment.get("id")), None)
         # A placeholder inside its own segment (no stream writes one) is left as it is.
