@@ -8,7 +8,7 @@ comments under an article stay out, the replies of a discussion page are kept.
 spread over many sibling blocks (threads, listings, product pages) keep more of it. It drops
 what is marked folded (``aria-expanded="false"``) as it would a folded menu; headings so
 marked and toggles of text panels (an FAQ's questions) are the page's text and are unfolded
-first. Every extractor drops ``<button>`` elements as controls; a button in or around a
+first (``unfold_text_toggles``, on the tree before it is written out). Every extractor drops ``<button>`` elements as controls; a button in or around a
 heading (an accordion's section title, an FAQ question) is the heading's text and is read as
 such (``unwrap_heading_buttons``), unless the panel it opens is empty.
 
@@ -27,7 +27,7 @@ import lxml.html
 import trafilatura
 from lxml import etree
 from resiliparse.extract.html2text import extract_plain_text
-from resiliparse.parse.html import ElementNode, HTMLTree
+from resiliparse.parse.html import HTMLTree
 from trafilatura.settings import use_config
 
 from enrichment.pipeline.extract.region import element_words
@@ -38,10 +38,12 @@ CandidateMode = Literal["markdown", "text"]
 PANEL_WORDS = 15
 PANEL_LINKED_SHARE = 0.5
 # Headings marked folded, or holding an element so marked (an accordion's toggle link).
-_HEADING_TOGGLES = ", ".join(
-    f"{heading}[aria-expanded], {heading} [aria-expanded]"
-    for heading in ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADING_TOGGLES = etree.XPath(
+    "//*[@aria-expanded][{}]".format(
+        " or ".join(f"self::h{n} or ancestor::h{n}" for n in range(1, 7))
+    )
 )
+_PANEL_TOGGLES = etree.XPath("//*[@aria-expanded][@aria-controls]")
 _BULLET = re.compile(r"^[ \t]*\u2022 ", re.MULTILINE)
 # A line of at most this many words that occurs this often is a per-item control.
 CHROME_MAX_WORDS = 4
@@ -102,13 +104,11 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     """resiliparse's main-content text; markdown mode marks the list items it keeps ``- ``.
 
     Its main-content pass drops most lists (it takes them for navigation); listings are
-    left to trafilatura, which keeps them.
+    left to trafilatura, which keeps them. It also drops what is marked folded; a page's
+    folded text is unfolded first (``unfold_text_toggles``, on the page's tree).
     """
-    tree = HTMLTree.parse(html)
-    if "aria-expanded" in html and tree.body is not None:
-        _open_heading_toggles(tree.body)
     text = extract_plain_text(
-        tree,
+        HTMLTree.parse(html),
         main_content=True,
         alt_texts=False,
         links=False,
@@ -121,22 +121,44 @@ def resiliparse_candidate(html: str, *, mode: CandidateMode = "text") -> str:
     return drop_repeated_chrome(str(text))
 
 
-def _open_heading_toggles(body: ElementNode) -> None:
+def unfold_text_toggles(tree: lxml.html.HtmlElement) -> None:
     """Take the folded state off the toggles of FAQ questions and other text panels.
 
     FAQ and accordion widgets write each question as a heading, a link in one or a button
     marked ``aria-expanded="false"`` until its answer is opened. resiliparse drops every
     element so marked, as it does a folded menu, and loses the questions while keeping their
     answers. A heading is the page's own text, folded or not; so is a toggle whose panel
-    (``aria-controls``) is running text rather than a menu's links.
+    (``aria-controls``) is running text rather than a menu's links. Read on the lxml tree
+    before it is written out for resiliparse: walking resiliparse's own node lists costs
+    time in proportion to their length at every step (seconds for a panel of 800 links).
+
+        >>> page = lxml.html.fromstring(
+        ...     '<div><h3 aria-expanded="false">Fees?</h3>'
+        ...     '<a aria-controls="menu" aria-expanded="false">Shop</a>'
+        ...     '<ul id="menu"><li><a href="/a">All departments</a></li></ul></div>')
+        >>> unfold_text_toggles(page)
+        >>> [element.tag for element in page.iter() if element.get("aria-expanded")]
+        ['a']
     """
-    for toggle in body.query_selector_all(_HEADING_TOGGLES):
-        toggle.delattr("aria-expanded")
-    for toggle in body.query_selector_all("[aria-expanded][aria-controls]"):
-        names = (toggle.getattr("aria-controls") or "").split()
-        panel = body.get_element_by_id(names[0]) if names else None
+    for folded in _HEADING_TOGGLES(tree):
+        del folded.attrib["aria-expanded"]
+    toggles = _PANEL_TOGGLES(tree)
+    if not toggles:
+        return
+    panels = _panels_by_id(tree)
+    for toggle in toggles:
+        names = (toggle.get("aria-controls") or "").split()
+        panel = panels.get(names[0]) if names else None
         if panel is not None and _is_prose(panel):
-            toggle.delattr("aria-expanded")
+            del toggle.attrib["aria-expanded"]
+
+
+def _panels_by_id(tree: lxml.html.HtmlElement) -> dict[str, etree._Element]:
+    """Each id's first element, as a browser finds the panel a toggle names."""
+    panels: dict[str, etree._Element] = {}
+    for element in _WITH_ID(tree):
+        panels.setdefault(str(element.get("id")), element)
+    return panels
 
 
 def unwrap_heading_buttons(tree: lxml.html.HtmlElement) -> None:
@@ -169,9 +191,7 @@ def unwrap_heading_buttons(tree: lxml.html.HtmlElement) -> None:
             continue
         names = (button.get("aria-controls") or "").split()
         if names and panels is None:
-            panels = {}
-            for element in _WITH_ID(tree):  # the first element of an id, as a browser finds
-                panels.setdefault(str(element.get("id")), element)
+            panels = _panels_by_id(tree)
         if not names or _holds_text(panels, names[0]):
             button.tag = "span"
 
@@ -186,10 +206,10 @@ def _holds_text(panels: dict[str, etree._Element] | None, name: str) -> bool:
     return panel is not None and bool(panel.text_content().strip())
 
 
-def _is_prose(panel: ElementNode) -> bool:
+def _is_prose(panel: etree._Element) -> bool:
     """Whether a panel holds running text: PANEL_WORDS words or more, mostly not links."""
-    words = len((panel.text or "").split())
-    linked = sum(len((link.text or "").split()) for link in panel.query_selector_all("a"))
+    words = element_words(panel)
+    linked = sum(element_words(link) for link in panel.iter("a"))
     return words >= PANEL_WORDS and linked < PANEL_LINKED_SHARE * words
 
 

@@ -59,6 +59,7 @@ from enrichment.pipeline.extract.candidates import (
     drop_repeated_chrome,
     resiliparse_candidate,
     trafilatura_candidate,
+    unfold_text_toggles,
     unwrap_heading_buttons,
 )
 from enrichment.pipeline.extract.choose import (
@@ -302,7 +303,9 @@ def _main_content(
         # structure. Pages of several parts (most docs and service pages, threads) have
         # several <h1> or rival blocks and are left whole.
         body = article_body(tree, found)
-    # Read before trafilatura runs: it prunes the tree it is given in place.
+    # Read before trafilatura runs: it prunes the tree it is given in place. Folded text is
+    # unfolded for resiliparse, which reads this copy (no other extractor reads the mark).
+    unfold_text_toggles(tree)
     cleaned_html = lxml.html.tostring(tree, encoding="unicode")
     region = ""
     records = None
