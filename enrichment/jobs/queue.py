@@ -329,6 +329,23 @@ def dead_letter_error(options: dict[str, Any]) -> str:
     return f"dead-letter: the job queue gave up after {attempts} attempt(s): {reason}"
 
 
+def dead_letters_mark() -> tuple[int, float | None]:
+    """How many dead letters the queue holds and the newest one's time: while neither
+    changes, no job was given up since (Dramatiq's ``XQ`` only grows by new letters)."""
+    names = keys()
+    sync_client = redis.Redis.from_url(
+        str(settings.REDIS_URL), socket_connect_timeout=2, socket_timeout=5
+    )
+    try:
+        with sync_client.pipeline(transaction=False) as pipe:
+            pipe.zcard(names.dead_letters)
+            pipe.zrevrange(names.dead_letters, 0, 0, withscores=True)
+            count, newest = pipe.execute()
+    finally:
+        sync_client.close()
+    return int(count), (float(newest[0][1]) if newest else None)
+
+
 def dead_letters_read(limit: int = DEAD_LETTER_BATCH) -> list[DeadLetter]:
     """The newest dead letters of the queue (Dramatiq's ``XQ``), as jobs to record."""
     names = keys()

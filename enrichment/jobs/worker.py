@@ -1,7 +1,7 @@
 """``manage.py runworker enrichment`` with ``REDIS_URL``: a Dramatiq worker of the job queue.
 
 One process runs ``SLOTS`` Dramatiq worker threads; each job is the async actor
-``enrich_job``, run on the process' one event loop (Dramatiq's ``AsyncIO`` middleware), so
+``enrich_job``, run on the process' one event loop (the ``JobLoop`` middleware), so
 the jobs share the process' database connections, channel layer and extraction pool.
 
 A job (``JobRunner.handle``) claims its id, runs ``services.enrichment_frame``, stores the
@@ -31,13 +31,13 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import dramatiq
 import redis
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, close_old_connections, connection
@@ -384,10 +384,7 @@ class JobLoop(Middleware):
 
 def enrich_job(job: dict[str, str]) -> None:
     """The Dramatiq actor: one enrichment job, run on the process' event loop."""
-    loop = JobLoop.loop
-    if loop is None:
-        raise RuntimeError("the worker's event loop is not running")
-    asyncio.run_coroutine_threadsafe(_job_within_deadline(job), loop).result()
+    _on_job_loop(_job_within_deadline(job))
 
 
 async def _job_within_deadline(job: dict[str, str]) -> None:
@@ -430,22 +427,52 @@ class DeadLetters(Middleware):
             "error": jobqueue.dead_letter_error(message.options),
         }
         try:
-            async_to_sync(runner().finish)(job, frame)
+            _on_job_loop(runner().finish(job, frame))
         except Exception:  # the client's deadline answers it instead
             logger.exception("could not answer dead letter %s", job["job"])
         dead_letters_sync()
 
 
-def dead_letters_sync() -> None:
-    """Record the queue's dead letters that have no run yet (the database may be down: the
-    next heartbeat's sync tries again)."""
-    try:
-        dead_letters_record(jobqueue.dead_letters_read())
-    except (DatabaseError, InterfaceError, *jobqueue.REDIS_DOWN, redis.RedisError) as exc:
-        logger.warning("dead letters not recorded yet (%s)", exc)
-    finally:
-        with contextlib.suppress(DatabaseError, RuntimeError):
-            connection.close()
+def _on_job_loop(step: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine on the process' job loop from another thread and wait for it: with
+    the jobs' Redis client and channel layer (a loop of its own would make new ones)."""
+    loop = JobLoop.loop
+    if loop is None:
+        step.close()
+        raise RuntimeError("the worker's event loop is not running")
+    return asyncio.run_coroutine_threadsafe(step, loop).result()
+
+
+class DeadLetterSync:
+    """Records the queue's dead letters that have no run yet; the database may be down when a
+    job is given up, so each heartbeat's sync tries again.
+
+    Reading the letters means reading their messages (attachments of up to 25 MiB) and
+    looking their jobs up: that is done only when the dead-letter queue changed since the
+    last sync that recorded everything in it (its size or its newest letter).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # the heartbeat and a job's thread may sync at once
+        self.recorded: tuple[int, float | None] | None = None
+
+    def __call__(self) -> None:
+        with self.lock:
+            try:
+                mark = jobqueue.dead_letters_mark()
+                if mark == self.recorded:
+                    return
+                dead_letters_record(jobqueue.dead_letters_read())
+                # A letter given up between the two reads changes the mark: read again then.
+                self.recorded = mark
+            except (DatabaseError, InterfaceError, *jobqueue.REDIS_DOWN, redis.RedisError) as exc:
+                logger.warning("dead letters not recorded yet (%s)", exc)
+            finally:
+                with contextlib.suppress(DatabaseError, RuntimeError):
+                    connection.close()
+
+
+dead_letters_sync = DeadLetterSync()
 
 
 def worker_broker() -> jobqueue.JobBroker:

@@ -371,6 +371,74 @@ async def test_a_job_that_keeps_failing_is_a_dead_letter_answered_recorded_and_r
     )
 
 
+def give_up(client: redis.Redis, body: str, failed_at_ms: int) -> str:
+    """A job the queue gave up on, in Dramatiq's dead-letter queue as a worker leaves it."""
+    job = uuid.uuid4().hex
+    message = jobqueue.job_message(
+        {
+            "job": job,
+            "id": "r",
+            "reply_channel": "nobody",
+            "request": json.dumps(EnrichRequest(body=body).to_json()),
+        }
+    )
+    message.options["traceback"] = "Traceback:\nTransientFailure: database down"
+    message.options["retries"] = 6
+    names = jobqueue.keys()
+    client.hset(names.dead_letter_messages, message.message_id, message.encode())
+    client.zadd(names.dead_letters, {message.message_id: failed_at_ms})
+    return job
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dead_letters_are_read_again_only_when_a_job_was_given_up_since(
+    job_stream, monkeypatch
+) -> None:
+    """A worker syncs dead letters every few heartbeats: their messages (attachments of up to
+    25 MiB) are read only when the dead-letter queue changed, and a sync that failed (the
+    database down) is tried again."""
+    from django.db import OperationalError
+
+    from enrichment.jobs.worker import DeadLetterSync
+    from enrichment.services import dead_letters
+
+    reads = []
+    read = jobqueue.dead_letters_read
+
+    def counted() -> Any:
+        reads.append(1)
+        return read()
+
+    monkeypatch.setattr(jobqueue, "dead_letters_read", counted)
+    sync = DeadLetterSync()
+    now = int(time.time() * 1000)
+    first = give_up(job_stream, "first http://127.0.0.1/a", now)
+    sync()
+    sync()
+    assert len(reads) == 1
+    assert [run.job for run in Run.objects.filter(outcome="dead-letter")] == [first]
+
+    record = dead_letters.dead_letters_record
+
+    def database_down(letters: Any) -> Any:
+        raise OperationalError("could not connect to server: Connection refused")
+
+    monkeypatch.setattr("enrichment.jobs.worker.dead_letters_record", database_down)
+    second = give_up(job_stream, "second http://127.0.0.1/b", now + 1)
+    sync()  # read, but not recorded
+    monkeypatch.setattr("enrichment.jobs.worker.dead_letters_record", record)
+    sync()  # read again: recorded now
+    sync()
+    assert len(reads) == 3
+    assert sorted(Run.objects.filter(outcome="dead-letter").values_list("job", flat=True)) == (
+        sorted([first, second])
+    )
+    error = Run.objects.get(job=second).error
+    assert error == "dead-letter: the job queue gave up after 6 attempt(s): " + (
+        "TransientFailure: database down"
+    )
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_a_job_that_waited_past_the_deadline_is_not_run_but_recorded(
     job_stream, summarizer, settings
