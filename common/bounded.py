@@ -19,11 +19,16 @@ T = TypeVar("T")
 QUERY_CANCELED = "57014"
 
 
+def budgeted(using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Whether reads on this database answer by a time budget (``within``)."""
+    return connections[using].vendor == "postgresql"
+
+
 def within(budget_ms: int, read: Callable[[], T], using: str = DEFAULT_DB_ALIAS) -> T | None:
     """``read()``, or None when one of its statements ran past ``budget_ms`` (PostgreSQL;
     a budget already spent, ``budget_ms <= 0``, answers None without reading)."""
     connection = connections[using]
-    if connection.vendor != "postgresql":
+    if not budgeted(using):
         return read()
     if budget_ms <= 0:
         return None

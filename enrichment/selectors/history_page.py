@@ -7,8 +7,9 @@ three scans of the whole log; beyond that many runs the page says they are the l
 counts. A filter the indexes cannot narrow (a URL fragment in a few percent of the runs, a
 derived status) can still make those reads walk much of the log, so on PostgreSQL they get
 ``HISTORY_COUNTS_BUDGET_MS`` (a setting) for both: past it the page shows its rows with a
-lower bound for the count and the choices without counts, and says why. SQLite has no such
-budget. ``bench/history.py`` measures them.
+lower bound for the count and the choices without counts, and says why; rows that alone
+took longer than the budget skip the count at once. A first page that is also the last
+counts its rows. SQLite has no such budget. ``bench/history.py`` measures them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
-from common.bounded import within
+from common.bounded import budgeted, within
 from common.distribution import DurationSummary, summarize_durations
 from common.keyset import KeysetPage
 from enrichment.models import Run, RunQuerySet
@@ -61,6 +62,11 @@ class HistoryPage:
     facet_window: int  # facets count at most this many of the newest matching runs
     counts_skipped: bool = False  # the count or the facets ran past their time budget
     durations: DurationSummary | None = None  # p50/p95 and histogram of the same window
+
+    @property
+    def facets_windowed(self) -> bool:
+        """Whether more runs match than the facets counted (they count the newest ones)."""
+        return not self.count.exact or self.count.count > self.facet_window
 
 
 def result_count(filters: HistoryFilters) -> ResultCount:
@@ -140,12 +146,14 @@ def duration_summary(filters: HistoryFilters) -> DurationSummary:
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
     # One plan for the rows, the count and the facets (see ``text_search.planned``).
     with planned(filters.q, filters.url):
+        started = time.monotonic()
         page = decision_list(filters=filters, cursor=cursor, limit=limit)
+        listed_ms = (time.monotonic() - started) * 1000
         # One time budget for both: the facets get what the count left. A count past it
         # means the facets (five times as many runs to find) would be too.
         started = time.monotonic()
         budget = settings.HISTORY_COUNTS_BUDGET_MS
-        count = within(budget, lambda: result_count(filters))
+        count = _counted(filters, page, first=cursor is None, listed_ms=listed_ms, budget=budget)
         left = budget - round((time.monotonic() - started) * 1000)
         facets = within(left, lambda: facet_counts(filters)) if count is not None else None
         left = budget - round((time.monotonic() - started) * 1000)
@@ -159,6 +167,28 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
             counts_skipped=count is None or facets is None,
             durations=durations,
         )
+
+
+def _counted(
+    filters: HistoryFilters,
+    page: KeysetPage[Run],
+    *,
+    first: bool,
+    listed_ms: float,
+    budget: int,
+) -> ResultCount | None:
+    """The result count, or None when it would run past ``budget``.
+
+    A first page that is also the last holds every matching run: its rows are the count.
+    Rows that alone took longer than the budget (PostgreSQL) tell that the count would too:
+    to reach its cap it reads past the same runs, so it is not started (a fragment of a few
+    percent of the URLs spent the whole budget on a count that never finished).
+    """
+    if first and not page.next_cursor:
+        return _count_from_page(page, first=True)
+    if listed_ms > budget and budgeted():
+        return None
+    return within(budget, lambda: result_count(filters))
 
 
 def _count_from_page(page: KeysetPage[Run], *, first: bool) -> ResultCount:

@@ -185,6 +185,7 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         result_count=found.count,
         facets=found.facets,
         facet_window=f"{found.facet_window:,}",
+        facets_windowed=found.facets_windowed,
         counts_skipped=found.counts_skipped,
         newest_run_id=found.newest_run_id,
         has_filters=bool(filters.as_params()),

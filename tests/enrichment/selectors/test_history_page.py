@@ -4,6 +4,7 @@ date errors marked on their field, until before since refused, drill-downs keep 
 from __future__ import annotations
 
 import re
+import time
 from datetime import timedelta
 
 import pytest
@@ -52,7 +53,7 @@ def test_result_count_is_exact_below_the_cap(user_client) -> None:
 def test_result_count_says_more_than_the_cap(user_client, monkeypatch) -> None:
     monkeypatch.setattr(history_page, "COUNT_CAP", 4)
     make(6, outcome="success")
-    html = user_client.get("/decisions/").content.decode()
+    html = user_client.get("/decisions/?limit=2").content.decode()
     assert re.search(r'id="result-count" data-exact="false">more than 4 runs<', html)
 
 
@@ -259,3 +260,60 @@ def test_counts_past_their_time_budget_leave_the_rows_and_say_why(user_client, m
     # A first page that is also the last one knows its count from its rows.
     html = user_client.get("/decisions/").content.decode()
     assert re.search(r'id="result-count" data-exact="true">5 runs<', html)
+
+
+def test_a_page_holding_every_match_is_its_own_count(user_client, monkeypatch) -> None:
+    make(3, outcome="success")
+
+    def no_count(filters):
+        raise AssertionError("the count was read although the rows hold every match")
+
+    monkeypatch.setattr(history_page, "result_count", no_count)
+    html = user_client.get("/decisions/").content.decode()
+    assert re.search(r'id="result-count" data-exact="true">3 runs<', html)
+    assert option(html, "filter-outcome", "success") == "success (3)"
+    # A later page does not know what came before it: counted as before (and refused here).
+    with pytest.raises(AssertionError, match="the count was read"):
+        user_client.get("/decisions/?limit=2&outcome=success&cursor=" + _second_page_cursor())
+
+
+def _second_page_cursor() -> str:
+    from enrichment.selectors import HistoryFilters, decision_list
+
+    page = decision_list(filters=HistoryFilters.from_params({}), cursor=None, limit=2)
+    return str(page.next_cursor)
+
+
+@pytest.mark.parametrize("budgeted", [True, False], ids=["postgresql", "sqlite"])
+def test_rows_slower_than_the_budget_skip_the_count_where_reads_are_budgeted(
+    user_client, monkeypatch, settings, budgeted
+) -> None:
+    """A filter whose rows alone took longer than the count budget (PostgreSQL) does not
+    start the count, which reads past the same runs to reach its cap: the page answers at
+    once with a lower bound and says why. Without budgets (SQLite) everything is counted."""
+    make(5, outcome="success")
+    settings.HISTORY_COUNTS_BUDGET_MS = 1
+    listed = history_page.decision_list
+    counted = []
+
+    def slow_rows(**kwargs):
+        time.sleep(0.005)  # longer than the 1 ms budget, whatever the machine
+        return listed(**kwargs)
+
+    def counting(filters):
+        counted.append(filters)
+        return history_page.ResultCount(5, exact=True)
+
+    monkeypatch.setattr(history_page, "decision_list", slow_rows)
+    monkeypatch.setattr(history_page, "result_count", counting)
+    monkeypatch.setattr(history_page, "budgeted", lambda: budgeted)
+    monkeypatch.setattr(history_page, "within", lambda budget, read: read())
+    html = user_client.get("/decisions/?limit=2").content.decode()
+    if budgeted:
+        assert counted == []
+        assert re.search(r'id="result-count" data-exact="false">more than 2 runs<', html)
+        assert 'id="counts-skipped"' in html and "counting took too long" in html
+    else:
+        assert len(counted) == 1
+        assert re.search(r'id="result-count" data-exact="true">5 runs<', html)
+        assert 'id="counts-skipped"' not in html
