@@ -100,6 +100,16 @@ def violations(page: Any) -> list[str]:
     ]
 
 
+# Counts beside a choice (the history's facets) that the layout squeezed onto two lines:
+# "2" over "0" reads as two numbers.
+BROKEN_COUNTS = """
+[...document.querySelectorAll('.facet-count')].filter(element => {
+  const height = element.getBoundingClientRect().height;
+  return height > 1.9 * parseFloat(getComputedStyle(element).fontSize);  // two lines or more
+}).map(element => element.textContent)
+"""
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_every_page_fits_has_no_errors_and_no_axe_violation(live, demo, browser, variant):
     (width, height), scheme = VARIANTS[variant]
@@ -121,6 +131,7 @@ def test_every_page_fits_has_no_errors_and_no_axe_violation(live, demo, browser,
         scroll_width = page.evaluate("document.documentElement.scrollWidth")
         if scroll_width > width:
             found.append(f"document is {scroll_width} px wide")
+        found += [f"count broken over lines: {text!r}" for text in page.evaluate(BROKEN_COUNTS)]
         found += violations(page)
         if found:
             save_screenshot(page, f"every-page/{variant}-{name}.png")
@@ -145,4 +156,22 @@ def test_an_offline_enrichment_from_the_overview_says_why(live, demo, browser) -
     assert reasons == [
         "https://offline-host.invalid/downloads/ — DNS failure: the host does not resolve"
     ], reasons
+    context.close()
+
+
+def test_a_choice_count_stays_whole_beside_a_label_that_wraps(live, browser) -> None:
+    """A long choice ("fallback succeeded") in a narrow sidebar wraps its label, never its
+    count: "2" over "0" would read as two numbers."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_content(
+        f'<link rel="stylesheet" href="{live.base_url}/static/css/app.css">'
+        '<div style="width: 9rem"><label class="facet-choice"><input type="checkbox">'
+        '<span class="facet-value">fallback succeeded</span>'
+        ' <span class="facet-count">2048</span></label></div>'
+    )
+    page.wait_for_load_state("networkidle")
+    label = page.locator(".facet-value").bounding_box()
+    assert label is not None and label["height"] > 30, "the label should wrap at this width"
+    assert page.evaluate(BROKEN_COUNTS) == []
     context.close()
