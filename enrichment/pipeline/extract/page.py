@@ -35,7 +35,8 @@ An HTML page goes through these steps; each names the module that holds its rule
   resiliparse's text (``extract/union.py``). On an article, trailing lines from after the
   article's body element are cut (``extract/trim.py``), and so on a page that declares no
   kind (or a discussion) but is built like one: a single ``<h1>`` and one element holding the
-  page's running text.
+  page's running text. Not when those lines hold several times the words before them: the
+  body element was then only the opening of a text built of many small blocks.
 - **Fallback.** When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
   result that is empty or only repeats the title counts as no content.
 

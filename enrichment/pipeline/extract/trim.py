@@ -35,6 +35,9 @@ RIVAL_SHARE = 0.3
 IN_BODY_SHARE = 0.5
 # Trailing text that is mostly list items is a list the page is about, not teasers.
 LIST_SHARE = 0.5
+# Trailing text of more than this many times the words of what would stay is the rest of the
+# text, not what follows it: the body element held only its first part.
+MAX_CUT_RATIO = 3.0
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,12 @@ def trim_after_body(
     """``text`` without its trailing lines that are not in the article's body.
 
     ``flatten`` turns a line into the words a reader sees (markdown links to their labels).
-    Nothing is cut when no line is in the body, or when what would go is mostly list items.
+    Nothing is cut when no line is in the body, when what would go is mostly list items, or
+    when it holds more than MAX_CUT_RATIO times the words of what would stay: teasers, a call
+    to action or a sign-off are short beside an article, but a long text built of many small
+    blocks (a roundup of sixty brands, a page of short sections) can hold its paragraphs in
+    several elements, none of them a rival, and the body element found is then only its
+    opening part.
     """
     if body is None:
         return text
@@ -113,10 +121,13 @@ def trim_after_body(
         end -= 1
     if end == 0 or end == len(lines):
         return text
-    cut = shingles(flatten("\n".join(lines[end:])))
+    kept, rest = "\n".join(lines[:end]), flatten("\n".join(lines[end:]))
+    cut = shingles(rest)
     if cut and len(cut & body.lists) >= LIST_SHARE * len(cut):
         return text
-    return "\n".join(lines[:end]).rstrip()
+    if len(rest.split()) > MAX_CUT_RATIO * len(flatten(kept).split()):
+        return text
+    return kept.rstrip()
 
 
 def _in_body(line: str, body: frozenset[tuple[str, ...]]) -> bool:

@@ -95,6 +95,27 @@ def test_a_list_of_items_after_the_body_is_kept() -> None:
     assert trim_after_body(text, article_body(lxml.html.fromstring(page))) == text
 
 
+_METALS = ["brass", "copper", "zinc", "tin", "nickel", "bronze", "pewter", "silver"]
+# A roundup: after the opening paragraphs, many short sections, each too small to rival them.
+ROUNDUP = "".join(
+    f"<div class='entry'><h3>Maker {n}: the {metal} pan</h3><p>Workshop {n} casts every "
+    f"{metal} pan number {n} by hand, lines it with tin, and sells it with a lid, a spare "
+    f"handle and a guarantee of {n + 2} years.</p></div>"
+    for n in range(3)
+    for metal in _METALS
+)
+
+
+def test_a_text_going_on_for_far_longer_than_the_body_is_not_cut() -> None:
+    # The body element holds only the opening of a text built of many small blocks: what
+    # would go is several times what would stay, the rest of the text, not teasers after it.
+    page = _article(ROUNDUP)
+    body = article_body(lxml.html.fromstring(page))
+    assert body is not None
+    text = _text(page)
+    assert trim_after_body(text, body) == text
+
+
 def test_markdown_links_are_read_as_their_labels() -> None:
     page = _article("")
     body = article_body(lxml.html.fromstring(page))
