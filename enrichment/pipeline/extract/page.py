@@ -21,7 +21,9 @@ An HTML page goes through these steps; each names the module that holds its rule
   declared description and how much the candidates agree (``extract/choose.py``). When, in
   markdown mode, the two extractors disagree or resiliparse's text looks like a superset of
   trafilatura's, the choice is made on trafilatura's text output, as in text mode: links can
-  lead its markdown to another block, or stop it short of the end of the one it took.
+  lead its markdown to another block, or stop it short of the end of the one it took. When
+  that choice is trafilatura's and its markdown holds little of its text output, the text
+  output is kept (without links: the markdown is another block than the one chosen).
 - **Records.** On a page that is not an article, the page's repeated records (a listing's
   items, a grid's products: ``extract/records.py``) replace that text when it is only a piece
   of them, or the whole page (the site's header before the page's heading, and the records with
@@ -68,6 +70,7 @@ from enrichment.pipeline.extract.choose import (
     Choice,
     choose_for_kind,
     records_replace,
+    shingles,
 )
 from enrichment.pipeline.extract.decode import decode_body, media_type_of, strip_invisible
 from enrichment.pipeline.extract.fragments import (
@@ -126,6 +129,9 @@ NOSCRIPT_RETRY_WORDS = 50
 # On a page that does not declare itself an article, a body with fewer paragraph words than
 # this is not enough to call the page an article.
 UNDECLARED_ARTICLE_WORDS = 100
+# In markdown mode, trafilatura's markdown holding less than this share of the 4-grams of its
+# text output took another block than that output (see ``_choose``).
+MARKDOWN_HELD_SHARE = 0.7
 _TEXT_TYPES = (
     "application/xml",
     "application/javascript",
@@ -338,7 +344,12 @@ def _main_content(
     seen = (first_seen, second, region)
     if mode == "markdown":
         seen = (first_seen, markdown_to_text(second), markdown_to_text(region))
-    choice = _choose(seen, hints, mode=mode, cleaned_html=cleaned_html, spaces=spaces)
+    choice, plain = _choose(seen, hints, mode=mode, cleaned_html=cleaned_html, spaces=spaces)
+    if plain is not None:
+        # The choice fell on trafilatura's text output, and its markdown holds little of it
+        # (it took another block): the text output is what was chosen, kept as it is.
+        first = plain
+        seen = (plain, *seen[1:])
     source = choice.source
     flatten = markdown_to_text if mode == "markdown" else str
     # A product's own text, found (the product rule, or the text another only goes on after),
@@ -397,22 +408,38 @@ def _choose(
     mode: ExtractMode,
     cleaned_html: str,
     spaces: bool,
-) -> Choice:
+) -> tuple[Choice, str | None]:
     """Which of trafilatura's, resiliparse's and the region's texts (``seen``) to keep.
 
     With links kept, trafilatura may weigh the page's blocks otherwise and take a different
     one than its text output does, or stop short of the end of the same one (resiliparse's
     text then passes for a superset of it). So in markdown mode, when the two extractors
     disagree or one looks like a superset, the choice is made again on trafilatura's text
-    output of the page, as the text mode makes it.
+    output of the page, as the text mode makes it. When that choice is trafilatura's and its
+    markdown holds less than MARKDOWN_HELD_SHARE of its text output's 4-grams, the markdown
+    is another block than the one chosen: the text output is returned with the choice, to be
+    kept instead (plain text is markdown without links), else None.
     """
     kind, headline, description = hints.kind, hints.headline, hints.description
     choice = choose_for_kind(kind, *seen, headline=headline, description=description)
     if mode == "text" or choice.reason not in ("disagreement", "superset"):
-        return choice
+        return choice, None
     tree = lxml.html.document_fromstring(cleaned_html, parser=PARSER)
     plain = _trafilatura(tree, kind, mode="text", base_url=None, spaces=spaces)
-    return choose_for_kind(kind, plain, *seen[1:], headline=headline, description=description)
+    choice = choose_for_kind(kind, plain, *seen[1:], headline=headline, description=description)
+    if choice.source == "trafilatura" and not _holds_most(seen[0], plain):
+        return choice, plain
+    return choice, None
+
+
+def _holds_most(text: str, other: str) -> bool:
+    """Whether ``text`` holds MARKDOWN_HELD_SHARE of the 4-grams of ``other`` (or it has none).
+
+    >>> _holds_most("a b c d e f", "a b c d e"), _holds_most("a b c d", "v w x y z")
+    (True, False)
+    """
+    wanted = shingles(other)
+    return not wanted or len(wanted & shingles(text)) >= MARKDOWN_HELD_SHARE * len(wanted)
 
 
 def _trafilatura(
