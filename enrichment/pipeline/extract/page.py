@@ -19,11 +19,12 @@ An HTML page goes through these steps; each names the module that holds its rule
   no kind or a discussion, the declared main region; navigation, sidebars and footers are
   dropped. The text kept is chosen from the page's declared kind, its headline, a product's
   declared description and how much the candidates agree (``extract/choose.py``). When, in
-  markdown mode, the two extractors disagree or resiliparse's text looks like a superset of
-  trafilatura's, the choice is made on trafilatura's text output, as in text mode: links can
-  lead its markdown to another block, or stop it short of the end of the one it took. When
-  that choice is trafilatura's and its markdown holds little of its text output, the text
-  output is kept (without links: the markdown is another block than the one chosen).
+  markdown mode, the two extractors disagree (or agree only loosely) or resiliparse's text
+  looks like a superset of trafilatura's, the choice is made on trafilatura's text output, as
+  in text mode: links can lead its markdown to another block, or stop it short of the end of
+  the one it took. When that choice is trafilatura's and its markdown holds little of its
+  text output, the text output is kept (without links: the markdown is another block than the
+  one chosen).
 - **Records.** On a page that is not an article, the page's repeated records (a listing's
   items, a grid's products: ``extract/records.py``) replace that text when it is only a piece
   of them, or the whole page (the site's header before the page's heading, and the records with
@@ -132,6 +133,9 @@ UNDECLARED_ARTICLE_WORDS = 100
 # In markdown mode, trafilatura's markdown holding less than this share of the 4-grams of its
 # text output took another block than that output (see ``_choose``).
 MARKDOWN_HELD_SHARE = 0.7
+# ...and the extractors agree only loosely when resiliparse holds less than this share of the
+# markdown's 4-grams: the choice is then made again on the text output too.
+LOOSE_AGREEMENT_SHARE = 0.7
 _TEXT_TYPES = (
     "application/xml",
     "application/javascript",
@@ -414,15 +418,18 @@ def _choose(
     With links kept, trafilatura may weigh the page's blocks otherwise and take a different
     one than its text output does, or stop short of the end of the same one (resiliparse's
     text then passes for a superset of it). So in markdown mode, when the two extractors
-    disagree or one looks like a superset, the choice is made again on trafilatura's text
-    output of the page, as the text mode makes it. When that choice is trafilatura's and its
+    disagree, agree only loosely (resiliparse holds less than LOOSE_AGREEMENT_SHARE of the
+    markdown: a block beside the one the text output takes can share a part of the page with
+    it) or one looks like a superset, the choice is made again on trafilatura's text output
+    of the page, as the text mode makes it. When that choice is trafilatura's and its
     markdown holds less than MARKDOWN_HELD_SHARE of its text output's 4-grams, the markdown
     is another block than the one chosen: the text output is returned with the choice, to be
     kept instead (plain text is markdown without links), else None.
     """
     kind, headline, description = hints.kind, hints.headline, hints.description
     choice = choose_for_kind(kind, *seen, headline=headline, description=description)
-    if mode == "text" or choice.reason not in ("disagreement", "superset"):
+    loose = choice.reason == "agreement" and choice.contained < LOOSE_AGREEMENT_SHARE
+    if mode == "text" or (choice.reason not in ("disagreement", "superset") and not loose):
         return choice, None
     tree = lxml.html.document_fromstring(cleaned_html, parser=PARSER)
     plain = _trafilatura(tree, kind, mode="text", base_url=None, spaces=spaces)

@@ -18,24 +18,25 @@ PARAGRAPHS = [
     "The last boat back leaves the islands at six, half an hour earlier on Sundays.",
 ]
 # Another block than the page's text: what trafilatura's markdown can take when links lead
-# it astray. It shares the first paragraph, so the two extractors disagree, not ignore, each
-# other.
+# it astray, after some of the page's paragraphs (so the extractors disagree, or agree loosely,
+# rather than ignore each other).
 PROMO = (
-    f"{PARAGRAPHS[0]}\n"
     "Win a weekend for two at the harbour hotel with a sea view, breakfast and dinner, "
     "a boat trip round the lighthouse, a picnic basket, two bicycles for the whole stay and "
     "a guided walk over the dunes with the warden. Enter the draw before the end of the month."
 )
 
 
+@pytest.mark.parametrize("shared", [1, 4], ids=["disagreeing", "loosely-agreeing"])
 def test_markdown_of_another_block_gives_way_to_the_chosen_text_output(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, shared: int
 ) -> None:
     real = extraction._trafilatura
+    astray_markdown = "\n".join([*PARAGRAPHS[:shared], PROMO])
 
     def astray(*args: Any, **kwargs: Any) -> str:
         written = real(*args, **kwargs)
-        return PROMO if kwargs["mode"] == "markdown" else written
+        return astray_markdown if kwargs["mode"] == "markdown" else written
 
     monkeypatch.setattr(extraction, "_trafilatura", astray)
     paragraphs = "".join(f"<p>{text}</p>" for text in PARAGRAPHS)
