@@ -8,9 +8,10 @@ comments under an article stay out, the replies of a discussion page are kept.
 spread over many sibling blocks (threads, listings, product pages) keep more of it. It drops
 what is marked folded (``aria-expanded="false"``) as it would a folded menu; headings so
 marked and toggles of text panels (an FAQ's questions) are the page's text and are unfolded
-first (``unfold_text_toggles``, on the tree before it is written out). Every extractor drops ``<button>`` elements as controls; a button in or around a
-heading (an accordion's section title, an FAQ question) is the heading's text and is read as
-such (``unwrap_heading_buttons``), unless the panel it opens is empty.
+first (``unfold_text_toggles``, on the tree before it is written out). Every extractor drops
+``<button>`` elements as controls; a button in or around a heading (an accordion's section
+title, an FAQ question) is the heading's text and is read as such
+(``unwrap_heading_buttons``), unless the panel it opens is empty.
 
     >>> page = "<html><body><nav>Home | About</nav><main><p>" + "word " * 40 + "</p></main></body></html>"
     >>> resiliparse_candidate(page).split()[:3]
