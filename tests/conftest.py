@@ -28,6 +28,40 @@ settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
 
 
+# What gives a test pytest-django's test database (the fixtures' closure or the marker).
+TEST_DATABASE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+        "live_server",
+    }
+)
+
+
+def reaches_test_database(item: pytest.Item) -> bool:
+    """Whether ``item`` can read or write pytest-django's test database."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return item.get_closest_marker("django_db") is not None or bool(
+        fixtures & TEST_DATABASE_FIXTURES
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``CONTROLUI_TEST_STORAGE=partitioned`` (.ci/run's last pass) only the tests that
+    reach the test database run. The partitioned layout is switched on in that database
+    alone (``django_db_setup``); every other test (pure core, browser and live-server tests,
+    which migrate SQLite files or databases of their own) cannot see it and has already run
+    in the passes before."""
+    if os.environ.get("CONTROLUI_TEST_STORAGE") != "partitioned":
+        return
+    kept = [item for item in items if reaches_test_database(item)]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if not reaches_test_database(i)])
+        items[:] = kept
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Before a test's database teardown (a transactional test's flush, the last test's drop
