@@ -175,3 +175,21 @@ def test_a_choice_count_stays_whole_beside_a_label_that_wraps(live, browser) -> 
     assert label is not None and label["height"] > 30, "the label should wrap at this width"
     assert page.evaluate(BROKEN_COUNTS) == []
     context.close()
+
+
+def test_a_long_unbroken_token_in_a_card_wraps_on_a_phone(live, browser) -> None:
+    """A run's media line names the CLI that answered by its whole path (one long "word"):
+    on a phone it breaks inside the card instead of widening the page sideways."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    command = "cli//srv/deployments/controlui/releases/current/enrichment/demo/demo_cli.py"
+    page.set_content(
+        f'<link rel="stylesheet" href="{live.base_url}/static/css/app.css">'
+        f'<main class="page"><p class="card media-status">Media: image ok ({command})'
+        " · audio none · video none</p></main>"
+    )
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    card = page.locator(".media-status").bounding_box()
+    assert card is not None and card["x"] + card["width"] <= 390
+    context.close()
