@@ -25,6 +25,7 @@ from django.conf import settings  # noqa: E402
 
 from accounts.credentials import credentials_valid  # noqa: E402
 from common import metrics  # noqa: E402
+from common.heap import startup_heap_freeze  # noqa: E402
 from controlui.metrics import route_of  # noqa: E402
 from controlui.request_limits import body_limit_for, credential_need_for  # noqa: E402
 from controlui.routing import websocket_urlpatterns  # noqa: E402
@@ -70,3 +71,6 @@ protocols = ProtocolTypeRouter(
 )
 # HTTP and WebSocket traffic is counted around everything, by URL pattern (``/metrics``).
 application = RequestMetrics(protocols, route_of) if settings.METRICS_ENABLED else protocols
+
+# Ready: what start-up built lives as long as the process, out of the GC's full sweeps.
+startup_heap_freeze()

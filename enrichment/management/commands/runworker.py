@@ -11,6 +11,7 @@ from typing import Any
 
 from channels.management.commands.runworker import Command as ChannelsRunworker
 
+from common.heap import startup_heap_freeze
 from enrichment.jobs import queue as jobqueue
 from enrichment.services.interrupted import recover_interrupted_runs, sweeper_start
 
@@ -28,6 +29,7 @@ class Command(ChannelsRunworker):
             # Pre-warmed before the first job, as in daphne (controlui/asgi.py): the built-in
             # link-understand extracts pages there.
             start_extraction_pool()
+            startup_heap_freeze()  # as in daphne: start-up's heap out of the GC's sweeps
             serve_forever()
             return
         super().handle(*args, **options)
