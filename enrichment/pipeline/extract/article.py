@@ -23,7 +23,8 @@ page is plain enough to trust it, and None otherwise, so the caller runs the ext
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
 (product cards, "Read more"; a list of links to other pages is kept, a list of in-page links is
-not), and the page's chrome (navigation, forms, buttons). The lead is often set apart between
+not), teaser cards (a linked title over a line of blurb) standing alone in the story or after
+it, and the page's chrome (navigation, forms, buttons). The lead is often set apart between
 the headline and the body: the paragraphs of running text found there (LEAD_WORDS words or
 more, few of them links) are put first; bylines, dates and captions there are short and stay
 out. Within the body, the captions of photos (``<figcaption>`` of a figure showing a picture,
@@ -102,6 +103,13 @@ _ASIDE_TAGS = frozenset(
     ("aside", "blockquote", "div", "dl", "figure", "footer", "form", "header", "li", "ol", "p")
     + ("section", "table", "ul")
 )
+# A block of at most this many words whose heading is one link to another page is a teaser
+# card (a linked title and its blurb), not a part of the story.
+CARD_WORDS = 60
+# ...when such cards hold at most this share of the body's words (a roundup is all cards).
+CARDS_SHARE = 0.2
+_CARD_HEADINGS = ("h2", "h3", "h4", "h5", "h6")
+_CARD_TAGS = frozenset(("article", "div", "li", "section"))
 _NAME_WORDS = re.compile(r"[a-z]+")
 # A block whose class or id holds this word is a caption (where the page has no <figure>).
 CAPTION_NAMES = frozenset(("caption",))
@@ -164,6 +172,7 @@ def article_text(
         *_link_blocks(element),
         *_photo_captions(element),
         *_named_asides(element, body_words),
+        *_teaser_cards(element, body_words),
     ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
 
@@ -311,6 +320,69 @@ def _photo_captions(body: etree._Element) -> list[etree._Element]:
         and _holds_any(figure, _PICTURE_TAGS)
         and not _holds_any(figure, _LISTING_TAGS)
     ]
+
+
+def _teaser_cards(body: etree._Element, body_words: int) -> list[etree._Element]:
+    """Cards of the body pointing to other pages: a linked title and a line of blurb.
+
+    A story's own headings are text; a heading that is one link to another page, in a block
+    of at most CARD_WORDS words, is a teaser for another story (the outermost such block
+    around it is the card). A card is left out when it comes after the body's last
+    paragraph of running text (a row of related posts), or stands alone between two of the
+    story's own blocks ("Related: 4 tools that save time"). Cards side by side between the
+    paragraphs are the story's own (a service's columns, a list of entries), and so are
+    cards holding more than CARDS_SHARE of the body's words (a roundup is all cards).
+    """
+    found: list[etree._Element] = []
+    for heading in body.iter(*_CARD_HEADINGS):
+        if not _linked_title(heading):
+            continue
+        card = None
+        for ancestor in heading.iterancestors():
+            if ancestor is body or element_words(ancestor) > CARD_WORDS:
+                break
+            if sum(1 for inner in ancestor.iter(*_CARD_HEADINGS) if _linked_title(inner)) > 1:
+                break  # a list of teasers, weighed as links (``_link_blocks``)
+            card = ancestor
+        if card is not None and card.tag in _CARD_TAGS:
+            found.append(card)
+    if not found or sum(element_words(card) for card in found) > CARDS_SHARE * body_words:
+        return []  # a roundup: its items are the story
+    cards = set(found)
+    inside = {element for card in found for element in card.iter()}
+    order = {element: index for index, element in enumerate(body.iter())}
+    last = max(
+        (
+            order[paragraph]
+            for paragraph in body.iter("p")
+            if paragraph not in inside and element_words(paragraph) >= PARAGRAPH_WORDS
+        ),
+        default=-1,
+    )
+    return [card for card in found if order[card] > last or _in_running_text(card, cards)]
+
+
+def _in_running_text(card: etree._Element, cards: set[etree._Element]) -> bool:
+    """Whether the card stands alone between two of the story's own blocks (paragraphs,
+    headings).
+
+    Blocks of its own tag beside it are its like: a row of posts, a service's columns. A
+    card first or last in its block is that block's header (an entry's linked title over its
+    review) or its end.
+    """
+    neighbours = (card.getprevious(), card.getnext())
+    return all(
+        other is not None and other not in cards and other.tag != card.tag for other in neighbours
+    )
+
+
+def _linked_title(heading: etree._Element) -> bool:
+    """Whether all the heading's words are the label of one link to another page."""
+    links = list(heading.iter("a"))
+    if len(links) != 1 or (links[0].get("href") or "#").startswith("#"):
+        return False
+    words = element_words(heading)
+    return words > 0 and element_words(links[0]) == words
 
 
 def _named_asides(body: etree._Element, body_words: int) -> list[etree._Element]:

@@ -216,3 +216,47 @@ def test_a_list_number_no_browser_would_read_counts_from_one(start: str) -> None
     page = _story().replace("<h2>What changes", f"{steps}<h2>What changes")
     lines = extract_html(page, mode="text").text.splitlines()
     assert "1. Park at the quay" in lines and "2. Walk" in lines
+
+
+def _card(index: int) -> str:
+    return (
+        f"<div class='card'><h4><a href='/news/card-{index}'>Teaser title number {index}</a></h4>"
+        f"<div>Blurb {index} of another story, one line to make a reader click.</div></div>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_teaser_cards_within_and_after_the_story_are_left_out(mode: str) -> None:
+    # A card alone between the story's paragraphs, and a row of cards after its last one.
+    row = "".join(_card(index) for index in (2, 3))
+    more = "".join(f"<p>{text}</p>" for text in PARAGRAPHS)  # cards are a small part of it
+    page = (
+        _story()
+        .replace("<h2>What changes", f"{more}{_card(1)}<h2>What changes")
+        .replace('<ul class="related">', f"{row}<ul class='related'>")
+    )
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Teaser title" not in result.text and "Blurb" not in result.text
+    assert "Paragraph 5 of the story" in result.text and "What changes" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_linked_headings_that_are_the_story_are_kept(mode: str) -> None:
+    # A row of cards between the story's paragraphs (a service's columns) is its own text,
+    # and so is a roundup made of cards (its items are the story).
+    row = "".join(_card(index) for index in (1, 2))
+    page = _story().replace("<h2>What changes", f"{row}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert "Teaser title number 1" in result.text and "Blurb 2 of another" in result.text
+    items = "".join(
+        f"<div class='item'><h3><a href='/shop/{n}'>Lamp number {n}</a></h3><p>Lamp {n} is a "
+        "brass desk lamp with a weighted base and a linen shade, easy to build.</p></div>"
+        for n in range(8)
+    )
+    roundup = (
+        "<html><head><title>Lamps</title><meta property='og:type' content='article'></head>"
+        f"<body><article><h1>Eight lamps to build</h1><div>{items}</div></article></body></html>"
+    )
+    text = extract_html(roundup, mode=mode).text  # type: ignore[arg-type]
+    assert "Lamp number 0" in text and "Lamp number 7" in text
