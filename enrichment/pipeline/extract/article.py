@@ -27,7 +27,7 @@ not), teaser cards (a linked title over a line of blurb) standing alone in the s
 it, and the page's chrome (navigation, forms, buttons). The lead is often set apart between
 the headline and the body: the paragraphs of running text found there (LEAD_WORDS words or
 more, few of them links) are put first; bylines, dates and captions there are short and stay
-out. Within the body, the captions of photos (``<figcaption>`` of a figure showing a picture,
+out, and so does a paragraph in a block named as set beside the story (an author's bio). Within the body, the captions of photos (``<figcaption>`` of a figure showing a picture,
 not code or a table) describe or credit what a reader of the text cannot see, and are left out
 too; so are blocks the page's markup names as set beside the story (ASIDE_NAMES: an author box,
 related posts, a newsletter form, ratings and comments, a disclaimer, sharing buttons, a table
@@ -202,11 +202,21 @@ def _between(
             continue
         if event == "start":
             words += len((element.text or "").split())
-            if element.tag == "p" and _is_lead(element):
+            if element.tag == "p" and _is_lead(element) and not _beside_story(element, top):
                 leads.append(element)
         elif element.tail:
             words += len(element.tail.split())
     return 0, []  # the body comes before the headline: what lies between is not a lead
+
+
+def _beside_story(paragraph: etree._Element, top: etree._Element) -> bool:
+    """Whether the paragraph is in a block named as set beside the story (an author's bio)."""
+    for element in (paragraph, *paragraph.iterancestors()):
+        if element is top:
+            return False
+        if _named_aside(element):
+            return True
+    return False
 
 
 def _is_lead(paragraph: etree._Element) -> bool:

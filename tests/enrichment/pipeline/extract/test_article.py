@@ -260,3 +260,16 @@ def test_linked_headings_that_are_the_story_are_kept(mode: str) -> None:
     )
     text = extract_html(roundup, mode=mode).text  # type: ignore[arg-type]
     assert "Lamp number 0" in text and "Lamp number 7" in text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_bio_between_the_headline_and_the_body_is_no_lead(mode: str) -> None:
+    bio = (
+        "<div class='author-pop'><p class='author-bio'>Ana Lee covers the harbour and its "
+        "bridges, and co-hosts the paper's weekly city podcast.</p></div>"
+    )
+    page = _story().replace(f"{LEAD}</p>", f"{LEAD}</p>{bio}")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert result.text.startswith(LEAD)
+    assert "podcast" not in result.text and "Paragraph 5 of the story" in result.text
