@@ -18,7 +18,8 @@ page is plain enough to trust it, and None otherwise, so the caller runs the ext
   several parts: little running text (OUTSIDE_SHARE) may lie outside the body. On a page
   that does declare an article, rival blocks of paragraphs are the article's parts (sections
   side by side) and are read from the element holding them all, unless that is a list (a
-  row of posts) or the whole page.
+  row of posts) or the whole page. A rival in a list item (one comment of a thread) beside
+  a body that is in none is no part of the article, and is not read with it.
 
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
@@ -143,7 +144,12 @@ def article_text(
         # An article in several parts (sections of paragraphs side by side) is read from
         # the element holding them all; parts in a list are a row of posts.
         common = _common_ancestor(element, rival)
-        element = common if common is not None else element
+        if common is None:
+            continue
+        if _in_list_item(rival, common) and not _in_list_item(element, common):
+            # One post of a list (a comment thread) beside a body that is none.
+            continue
+        element = common
     if element.tag in _NOT_ONE_ARTICLE or _in_chrome(element):
         return None
     if page_words is None:
@@ -428,6 +434,17 @@ def _named(element: etree._Element, names: frozenset[str]) -> bool:
 
 def _holds_any(element: etree._Element, tags: tuple[str, ...]) -> bool:
     return next(element.iter(*tags), None) is not None
+
+
+def _in_list_item(rival: etree._Element, top: etree._Element) -> bool:
+    """Whether a list item lies between ``rival`` and ``top``: the rival is one post of a
+    list (a comment thread, a row of teasers), not a part of the article beside its body."""
+    for ancestor in rival.iterancestors():
+        if ancestor is top:
+            return False
+        if ancestor.tag == "li":
+            return True
+    return False
 
 
 def _in_chrome(element: etree._Element) -> bool:

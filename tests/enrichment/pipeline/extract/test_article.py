@@ -273,3 +273,42 @@ def test_a_bio_between_the_headline_and_the_body_is_no_lead(mode: str) -> None:
     assert result.extractor == "article"
     assert result.text.startswith(LEAD)
     assert "podcast" not in result.text and "Paragraph 5 of the story" in result.text
+
+
+def _comment(index: int) -> str:
+    return (
+        f"<li class='c'><div class='who'>Reader {index}</div><div class='said'><p>Comment "
+        f"{index}: I cross that bridge every morning and the ring road will add twenty minutes "
+        "to my trip, which nobody at the council seems to have counted.</p><p>Still, better "
+        "safe than sorry with a deck that weak, and the ferry is a fine way to go.</p><p>My "
+        "neighbours say the same, and we will all be at the council's meeting next week.</p>"
+        "</div></li>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_comments_in_a_list_are_not_parts_of_the_article(mode: str) -> None:
+    # Each comment holds paragraphs coming close to the body's: a rival, but one post of a
+    # list beside a body that is none, so the article is not read from around them both.
+    thread = "<ol class='thread'>" + "".join(_comment(index) for index in range(4)) + "</ol>"
+    page = _story().replace("</article>", f"<section>{thread}</section></article>")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Paragraph 5 of the story" in result.text
+    assert "Comment 0" not in result.text and "Comment 3" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_thread_of_posts_in_a_list_is_not_read_from_one_post(mode: str) -> None:
+    # The body element is itself one post of the list (the first, longest): the page is a
+    # thread, not an article with comments.
+    first = _comment(0).replace("</div></li>", "".join(f"<p>{text}</p>" for text in PARAGRAPHS[:3]))
+    replies = "".join(_comment(index) for index in range(1, 4))
+    thread = f"<ol class='thread'>{first}</div></li>{replies}</ol>"
+    page = (
+        "<html><head><title>Bridge</title><meta property='og:type' content='article'></head>"
+        f"<body><article><h1>Bridge to close: your views</h1>{thread}</article></body></html>"
+    )
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor != "article"  # left to the extractors, as any thread
+    assert "Comment 0" in result.text
