@@ -177,7 +177,7 @@ def article_text(
     skipped = [
         *_link_blocks(element),
         *_photo_captions(element),
-        *_named_asides(element, body_words),
+        *_named_asides(element, body_words, body.element),
         *_teaser_cards(element, body_words),
     ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
@@ -401,13 +401,18 @@ def _linked_title(heading: etree._Element) -> bool:
     return words > 0 and element_words(links[0]) == words
 
 
-def _named_asides(body: etree._Element, body_words: int) -> list[etree._Element]:
+def _named_asides(
+    body: etree._Element, body_words: int, paragraphs: etree._Element
+) -> list[etree._Element]:
     """Blocks of the body its own markup names as set beside the story (ASIDE_NAMES).
 
     An author box, a "related posts" row, a newsletter form or a comment thread often sits
     inside the element holding the article, after or between its paragraphs, and holds
     sentences like the story's; only the page's names for those blocks tell them apart.
-    The outermost such block is left out, with what it holds.
+    The outermost such block is left out, with what it holds: when it holds less than
+    ASIDE_SHARE of the body's words, or none of the story's own paragraphs (those of
+    ``paragraphs``, the element holding the most paragraph words: a long comment thread
+    can outweigh the story it follows).
     """
     found: list[etree._Element] = []
     pending = [body]
@@ -415,11 +420,17 @@ def _named_asides(body: etree._Element, body_words: int) -> list[etree._Element]
         for child in pending.pop():
             if not isinstance(child.tag, str):
                 continue
-            if _named_aside(child) and element_words(child) < ASIDE_SHARE * body_words:
+            if _named_aside(child) and (
+                element_words(child) < ASIDE_SHARE * body_words or not _holds(child, paragraphs)
+            ):
                 found.append(child)
             else:
                 pending.append(child)
     return found
+
+
+def _holds(block: etree._Element, element: etree._Element) -> bool:
+    return block is element or any(ancestor is block for ancestor in element.iterancestors())
 
 
 def _named_aside(element: etree._Element) -> bool:

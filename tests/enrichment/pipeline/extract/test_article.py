@@ -312,3 +312,18 @@ def test_a_thread_of_posts_in_a_list_is_not_read_from_one_post(mode: str) -> Non
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor != "article"  # left to the extractors, as any thread
     assert "Comment 0" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_named_comment_thread_longer_than_the_story_is_left_out(mode: str) -> None:
+    # The thread holds more words than the story, but none of its own paragraphs.
+    said = "".join(
+        f"<div class='said'><p>Comment {index}: the bridge has been weak for years and "
+        "everybody in the north quarter knew it, so the closure comes as no surprise.</p></div>"
+        for index in range(12)
+    )
+    page = _story().replace('<ul class="related">', f"<div class='comments'>{said}</div><ul>")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Paragraph 5 of the story" in result.text
+    assert "Comment 0" not in result.text and "Comment 11" not in result.text
