@@ -3,7 +3,7 @@
 A server process holds a large, long-lived heap from the moment it is ready: Django, the
 app's modules, settings, URL patterns, compiled templates and regexes (about 150,000 objects in
 daphne). Python's full collections walk every tracked object each time; under load they run
-every few seconds and spent several percent of a worker's CPU re-proving that the start-up
+every few seconds and took several percent of a worker's CPU re-proving that the start-up
 heap is alive. ``gc.freeze()`` moves it to a permanent generation that collections skip.
 Objects made afterwards (requests, runs, pages) are collected as before.
 """

@@ -56,9 +56,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in the passes before."""
     if os.environ.get("CONTROLUI_TEST_STORAGE") != "partitioned":
         return
-    kept = [item for item in items if reaches_test_database(item)]
-    if len(kept) != len(items):
-        config.hook.pytest_deselected(items=[i for i in items if not reaches_test_database(i)])
+    kept, deselected = [], []
+    for item in items:
+        (kept if reaches_test_database(item) else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
         items[:] = kept
 
 
