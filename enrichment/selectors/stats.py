@@ -36,11 +36,10 @@ PERIODS: dict[str, Period] = {
 DEFAULT_PERIOD = "24h"
 # Stacking order of the chart (bottom first) and of the legend.
 CHART_OUTCOMES = tuple(Run.Outcome.values)
+# The plot's own units: the page stretches the SVG to the card's width and a fixed height
+# (its axis labels are HTML beside it, so their size never scales with the chart).
 CHART_WIDTH = 720
-CHART_HEIGHT = 180
-CHART_LEFT = 36  # room for the y-axis labels
-CHART_BOTTOM = 20  # room for the x-axis labels
-CHART_TOP = 10  # room for the top y-axis label
+CHART_HEIGHT = 160
 
 
 def period_for(key: str | None) -> Period:
@@ -77,6 +76,7 @@ class ChartBar:
     segments: tuple[ChartSegment, ...]
     label: str  # x-axis label, empty for bars that skip one
     end: datetime | None = None  # the bucket's end: a bar links to its runs [start, end)
+    minor: bool = False  # every other label: left out where the chart is narrow (a phone)
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,6 @@ class OutcomeChart:
     peak: int
     width: int = CHART_WIDTH
     height: int = CHART_HEIGHT
-    left: int = CHART_LEFT
-    plot_top: int = CHART_TOP
-    plot_bottom: int = CHART_HEIGHT - CHART_BOTTOM
 
     @property
     def is_empty(self) -> bool:
@@ -96,14 +93,21 @@ class OutcomeChart:
 
     @property
     def y_ticks(self) -> list[dict[str, float]]:
-        """Gridlines at 0, half and the peak, with their y position in the SVG."""
+        """Gridlines at the axis's top, middle and 0 (top first), with their y in the SVG.
+
+        The page sets the labels beside the plot, spread evenly over its height: each sits
+        on its gridline because the ticks are evenly spaced, the middle one a whole count."""
         if self.peak == 0:
             return []
-        plot_height = self.plot_bottom - self.plot_top
+        top = axis_top(self.peak)
         return [
-            {"value": value, "y": round(self.plot_bottom - plot_height * value / self.peak, 2)}
-            for value in sorted({0, self.peak // 2, self.peak})
+            {"value": value, "y": CHART_HEIGHT * (1 - value / top)} for value in (top, top // 2, 0)
         ]
+
+
+def axis_top(peak: int) -> int:
+    """The y axis's top: the peak, or one more when odd, so that half of it is whole."""
+    return peak + peak % 2
 
 
 def bucket_starts(period: Period, now: datetime) -> list[datetime]:
@@ -142,19 +146,18 @@ def outcome_chart(*, period: Period, now: datetime | None = None) -> OutcomeChar
 def _bars(
     starts: list[datetime], counts: dict[datetime, Counter[str]], peak: int, period: Period
 ) -> tuple[ChartBar, ...]:
-    plot_width = CHART_WIDTH - CHART_LEFT
-    plot_height = CHART_HEIGHT - CHART_BOTTOM - CHART_TOP
-    slot = plot_width / len(starts)
+    top = axis_top(peak)
+    slot = CHART_WIDTH / len(starts)
     label_every = max(1, len(starts) // 8)
     bars = []
     for index, start in enumerate(starts):
         counter = counts[start]
-        bottom = float(CHART_HEIGHT - CHART_BOTTOM)
+        bottom = float(CHART_HEIGHT)
         segments = []
         for outcome in CHART_OUTCOMES:
             if not counter[outcome]:
                 continue
-            height = plot_height * counter[outcome] / peak
+            height = CHART_HEIGHT * counter[outcome] / top
             bottom -= height
             segments.append(
                 ChartSegment(outcome, counter[outcome], round(bottom, 2), round(height, 2))
@@ -165,12 +168,13 @@ def _bars(
         bars.append(
             ChartBar(
                 start=start,
-                x=round(CHART_LEFT + index * slot + slot * 0.1, 2),
+                x=round(index * slot + slot * 0.1, 2),
                 width=round(slot * 0.8, 2),
                 total=sum(counter.values()),
                 segments=tuple(segments),
                 label=label,
                 end=start + period.bucket,
+                minor=(index // label_every) % 2 == 1,
             )
         )
     return tuple(bars)

@@ -193,3 +193,71 @@ def test_a_long_unbroken_token_in_a_card_wraps_on_a_phone(live, browser) -> None
     card = page.locator(".media-status").bounding_box()
     assert card is not None and card["x"] + card["width"] <= 390
     context.close()
+
+
+# Every piece of text drawn in a chart (its axis labels), with its rendered box: the heading,
+# the legend and the figures above the histogram are ordinary page text, left out.
+CHART_TEXT = """
+selector => {
+  const root = document.querySelector(selector);
+  if (!root) return null;
+  const found = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const owner = node.parentElement;
+    if (!node.textContent.trim() || owner.closest('h2, .chart-legend, .duration-figures, title')
+        || getComputedStyle(owner).visibility === 'hidden') continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const box = range.getBoundingClientRect();
+    if (box.height > 0) found.push({text: node.textContent.trim(), top: box.top,
+                                    height: box.height, left: box.left, right: box.right});
+  }
+  return found;
+}
+"""
+GRIDLINES = """
+[...document.querySelectorAll('#outcome-chart line')].map(line => {
+  const box = line.getBoundingClientRect();
+  return box.top + box.height / 2;
+})
+"""
+
+
+@pytest.mark.parametrize("variant", ["phone-light", "desktop-dark"])
+def test_chart_labels_keep_the_text_size_and_sit_on_their_marks(live, demo, browser, variant):
+    """The charts' axis labels read at the page's small-text size on a phone and on a wide
+    screen alike (they used to scale with the chart: 5 px high on a phone, larger than the
+    body text at 1440 px); none overlaps another, and each y label sits on its gridline."""
+    (width, height), scheme = VARIANTS[variant]
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    log_in(context, live)
+    page = context.new_page()
+    for path, chart, least in (("/", "#outcome-chart", 5), ("/decisions/", "#durations", 2)):
+        page.goto(live.base_url + path)
+        page.wait_for_load_state("networkidle")
+        labels = page.evaluate(CHART_TEXT, chart)
+        assert labels and len(labels) >= least, f"{path}: {labels}"
+        badly_sized = [
+            (label["text"], round(label["height"], 1))
+            for label in labels
+            if not 10 <= label["height"] <= 18
+        ]
+        assert not badly_sized, f"{path} at {width} px: {badly_sized}"
+        rows: dict[int, list[dict[str, float]]] = {}
+        for label in labels:
+            rows.setdefault(round(label["top"]), []).append(label)
+        for row in rows.values():
+            row.sort(key=lambda label: label["left"])
+            overlapping = [
+                (a["text"], b["text"])
+                for a, b in zip(row, row[1:], strict=False)
+                if a["right"] > b["left"] + 0.5
+            ]
+            assert not overlapping, f"{path} at {width} px: {overlapping}"
+        if chart == "#outcome-chart":
+            for line in page.evaluate(GRIDLINES):
+                middles = [label["top"] + label["height"] / 2 for label in labels]
+                assert min(abs(line - middle) for middle in middles) <= 2, (line, labels)
+    context.close()

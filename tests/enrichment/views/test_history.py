@@ -176,7 +176,7 @@ def test_chart_buckets_cover_the_period_and_stack() -> None:
     last = chart.bars[-1]
     assert [(s.outcome, s.count) for s in last.segments] == [("success", 1), ("error", 1)]
     # A full bar reaches the top of the plot; stacked segments do not overlap.
-    assert last.segments[-1].y == pytest.approx(stats.CHART_TOP, abs=0.01)
+    assert last.segments[-1].y == pytest.approx(0, abs=0.01)
     assert last.segments[0].y == pytest.approx(last.segments[1].y + last.segments[1].height)
     assert chart.bars[-3].total == 1 and chart.bars[-2].total == 0
 
@@ -561,3 +561,22 @@ def test_detail_of_a_disabled_run_does_not_claim_a_scope_decision(user_client) -
     page = user_client.get(f"/decisions/{run.pk}/").content.decode()
     assert "not checked (link understanding is off for this run)" in page
     assert "decided by the default" not in page
+
+
+def test_chart_axis_is_evenly_spaced_in_whole_counts_and_labels_alternate() -> None:
+    """The y labels are spread evenly beside the plot, so the gridlines must be too: with an
+    odd peak the axis tops out one higher, and the middle gridline is a whole count."""
+    now = datetime(2026, 11, 22, 10, 20, tzinfo=UTC)
+    for _ in range(3):
+        make_run(created_at=now - timedelta(minutes=5))
+    chart = stats.outcome_chart(period=stats.PERIODS["24h"], now=now)
+    assert chart.peak == 3
+    assert [tick["value"] for tick in chart.y_ticks] == [4, 2, 0]
+    assert [tick["y"] for tick in chart.y_ticks] == [0, stats.CHART_HEIGHT / 2, stats.CHART_HEIGHT]
+    # The peak's bar reaches the gridline of its count, three quarters up.
+    top = chart.bars[-1].segments[-1].y
+    assert top == pytest.approx(stats.CHART_HEIGHT / 4, abs=0.01)
+    # Every third hour is labelled; every other label may be left out on a phone.
+    labelled = [bar for bar in chart.bars if bar.label]
+    assert [bar.label for bar in labelled][:3] == ["11:00", "14:00", "17:00"]
+    assert [bar.minor for bar in labelled] == [False, True] * 4
