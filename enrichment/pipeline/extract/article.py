@@ -22,7 +22,8 @@ page is plain enough to trust it, and None otherwise, so the caller runs the ext
   a body that is in none is no part of the article, and is not read with it.
 
 What the element holds beside the story is left out: blocks made mostly of links after the
-story's last paragraph (related posts, tags, sharing), rows of short linked labels within it
+story's last paragraph (related posts, tags, sharing; not an index's lists of linked names,
+many times longer than its introduction), rows of short linked labels within it
 (product cards, "Read more"; a list of links to other pages is kept, a list of in-page links is
 not), teaser cards (a linked title over a line of blurb) standing alone in the story or after
 it, and the page's chrome (navigation, forms, buttons). The lead is often set apart between
@@ -80,6 +81,9 @@ LINK_SHARE = 0.7
 # and each of its links has STEP_LINK_WORDS words or more (linked steps, not labels).
 STEP_BLOCK_WORDS = 150
 STEP_LINK_WORDS = 4
+# Lists of links to other pages after the body's last paragraph holding this many times the
+# words of the rest of the body are an index's entries, not links beside a story.
+INDEX_LISTS_RATIO = 3.0
 # A paragraph between the headline and the body with this many words is the article's lead...
 LEAD_WORDS = 10
 # ...when less than this share of its words are link labels.
@@ -279,7 +283,36 @@ def _link_blocks(body: etree._Element) -> list[etree._Element]:
                 found.append(child)
             else:
                 pending.append(child)
-    return found
+    return _without_index_lists(body, found, position, last)
+
+
+def _without_index_lists(
+    body: etree._Element,
+    found: list[etree._Element],
+    position: dict[etree._Element, int],
+    last: int,
+) -> list[etree._Element]:
+    """``found`` less the lists of other pages after the last paragraph, when they are the page.
+
+    An index ("List of ...", a glossary, a site map) is a line of introduction and then
+    lists of linked names: all of them come after the body's last paragraph, like related
+    posts do after a story. Lists of links to other pages holding INDEX_LISTS_RATIO times
+    the words of the rest of the body are what the page is about, and are read.
+    """
+    lists = [
+        block
+        for block in found
+        if position[block] > last
+        and any(_lists_other_pages(inner) for inner in block.iter(*_LISTS))
+    ]
+    if not lists:
+        return found
+    listed = sum(element_words(block) for block in lists)
+    rest = element_words(body) - sum(element_words(block) for block in found)
+    if listed <= INDEX_LISTS_RATIO * rest:
+        return found
+    kept = set(lists)
+    return [block for block in found if block not in kept]
 
 
 def _made_of_links(block: etree._Element, before_last_paragraph: bool) -> bool:

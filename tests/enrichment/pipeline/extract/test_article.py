@@ -327,3 +327,23 @@ def test_a_named_comment_thread_longer_than_the_story_is_left_out(mode: str) -> 
     assert result.extractor == "article"
     assert "Paragraph 5 of the story" in result.text
     assert "Comment 0" not in result.text and "Comment 11" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_an_index_of_linked_names_after_its_introduction_is_read(mode: str) -> None:
+    # Paragraphs of introduction, then the entries: lists of links to other pages, all after
+    # the last paragraph, as related posts come after a story, but many times longer.
+    names = [f"Bridge{letter}{index} over the river" for letter in "ABC" for index in range(30)]
+    sections = "".join(
+        f"<h2>{letter}</h2><div class='columns'><ul>"
+        + "".join(f"<li><a href='/wiki/{name}'>{name}</a></li>" for name in names if letter in name)
+        + "</ul></div>"
+        for letter in "ABC"
+    )
+    page = f"""<html><head><title>List of bridges</title></head><body>{HEADER}
+<main><h1>List of bridges</h1><div class="content"><p>{LEAD} {PARAGRAPHS[0]}</p>
+<p>{PARAGRAPHS[1]} {PARAGRAPHS[2]}</p>
+{sections}</div></main>{FOOTER}</body></html>"""
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "BridgeA0 over the river" in result.text and "BridgeC29 over the river" in result.text
