@@ -57,6 +57,11 @@ _REACTIONS = re.compile(r"reactions?[-_]?(?:bar|summary)$")
 # element of that class with more is the folded block itself and stays.
 _FOLD_CONTROL = re.compile(r"(?:expand|shrink|collapse)[-_]?(?:link|button|toggle)$")
 FOLD_CONTROL_MAX_WORDS = 4
+# Every name above ends a token with one of these words: a class list (or role) in which none
+# does names nothing here, whatever the patterns before them (the cheap test, done first).
+_ANY_NAME_END = re.compile(
+    r"(?:extras?|stats|edit(?:ed|s)?|bar|summary|link|button|toggle|signature)(?:\s|$)"
+)
 # Elements that name their part of the page, by class or by the role scripts look them up by.
 _NAMED = etree.XPath("//*[@class or @data-role]")
 _WORD = re.compile(r"\w+")
@@ -102,6 +107,8 @@ def _named_extras(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
 
 def _names_extra(classes: str, role: str) -> bool:
     """Whether a class list (or ``data-role``) names a card, signature, edit note or control."""
+    if not _ANY_NAME_END.search(f"{classes} {role}".lower()):
+        return False
     tokens = classes.lower().split()
     return (
         any(
