@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import lxml.html
+import pytest
 
 from enrichment.pipeline.extract.posts import (
     FOLD_CONTROL_MAX_WORDS,
@@ -61,3 +62,19 @@ def test_a_fold_control_holding_the_folded_text_stays() -> None:
     page = lxml.html.fromstring(f'<div><div class="collapse-toggle"><p>{body}</p></div></div>')
     drop_post_extras(page)
     assert page.text_content() == body
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["message-userExtras", "userstats", "cAuthorPane_stats", "message-lastEdit", "postedit",
+     "lastedited", "reactionsBar", "card-reaction-bar", "reactionSummary",
+     "bbCodeBlock-expandLink", "expand-button", "collapse-toggle", "postsignature"],
+)  # fmt: skip
+def test_each_named_post_extra_goes_beside_other_classes(name: str) -> None:
+    # Each name the forum packages use, among the other classes of its element: the cheap
+    # test on the class list (a token ending in one of the names' last words) lets it through.
+    page = lxml.html.fromstring(
+        f'<div><p class="post-body">Reply</p><div class="js-block {name} small">Note</div></div>'
+    )
+    drop_post_extras(page)
+    assert page.text_content() == "Reply"
