@@ -1,5 +1,5 @@
 """Partitioned storage of the decision log on PostgreSQL: the switch, the months ahead, and
-dropping a month whole.
+what a retention pass reads of a month (dropping it whole: ``partition_drops``).
 
 ``partitioned_storage_switch`` turns the three decision-log tables (runs, URL decisions,
 attempts) into tables partitioned by month of the run's creation, online:
@@ -439,28 +439,3 @@ def month_run_ids(month: MonthPartition, batch_size: int) -> Iterator[list[int]]
             return
         after = (rows[-1][1], rows[-1][0])
         yield [run_id for run_id, _created_at in rows]
-
-
-def month_drop(month: MonthPartition) -> None:
-    """Drop a month's partitions, its runs' with their URL decisions and attempts.
-
-    A child row stored without the run's creation time (written by a release before the
-    column, or by a raw insert) lives in the default partition: those of the month's runs
-    are deleted first, so no row outlives its run."""
-    runs = _q(f"{RUNS_TABLE}_{month.name}")
-    decisions, attempts = _q(f"{TABLES[1][0]}_legacy"), _q(f"{TABLES[2][0]}_legacy")
-    first, last = _rows(f"SELECT min(id), max(id) FROM {runs}")[0]
-    if first is not None:
-        # the id range first: an index range on the default partition, not a scan of it
-        of_month = (
-            f"run_id BETWEEN {int(first)} AND {int(last)} AND run_id IN (SELECT id FROM {runs})"
-        )
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                f"DELETE FROM {attempts} WHERE url_decision_id IN"
-                f" (SELECT id FROM {decisions} WHERE {of_month})"
-            )
-            cursor.execute(f"DELETE FROM {decisions} WHERE {of_month}")
-    _locking(
-        [f"DROP TABLE IF EXISTS {_q(f'{table}_{month.name}')}" for table, _c in reversed(TABLES)]
-    )

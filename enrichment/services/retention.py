@@ -10,7 +10,8 @@ run by foreign key).
 
 With partitioned storage on PostgreSQL (``manage.py partition_runs``) a pass first creates
 the months ahead, then drops whole every month whose runs have all expired (its partitions,
-with its URL decisions and attempts: milliseconds for a million runs), and removes what
+with its URL decisions and attempts: the month leaves the log in one short transaction, then
+its files are removed on several connections at once, ``partition_drops``), and removes what
 else is due row by row as above.
 
 ``retention_pass`` is the periodic job: ``manage.py prune_runs`` runs it (cron), and a task
@@ -41,7 +42,7 @@ from enrichment.pipeline.retention.policy import (
     retention_cuts,
 )
 from enrichment.selectors.records import decision_record
-from enrichment.services import partitions
+from enrichment.services import partition_drops, partitions
 
 # Called after each batch: (what, done so far, total due when the pass began).
 Progress = Callable[[str, int, int], None]
@@ -101,6 +102,8 @@ def retention_pass(
     try:
         try:
             if partitions.is_partitioned():
+                # months a pass before detached but did not finish dropping go first
+                partition_drops.expired_tables_drop()
                 partitions.partitions_ensure(now=now)
                 report.removed, report.dropped_months = months_drop(
                     list(zip(due_months, month_runs, strict=True)),
@@ -237,7 +240,7 @@ def months_drop(
         if export is not None:
             for ids in partitions.month_run_ids(month, batch_size):
                 export.write(ids)
-        partitions.month_drop(month)
+        partition_drops.month_drop(month)
         removed += count
         dropped.append(month.name)
         progress(removed)

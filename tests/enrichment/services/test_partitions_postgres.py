@@ -28,7 +28,7 @@ from django.utils import timezone
 from enrichment.models import Attempt, RetentionPass, Run, UrlDecision
 from enrichment.pipeline.retention.partitions import add_months, month_name, month_start
 from enrichment.pipeline.retention.policy import RetentionPolicy
-from enrichment.services import partitions
+from enrichment.services import partition_drops, partitions
 from enrichment.services.retention import retention_pass
 from enrichment.services.runs import run_fail
 from tests.enrichment.lock_probe import LockProbe
@@ -274,6 +274,98 @@ def test_dropping_a_month_never_blocks_an_insert(months) -> None:
     assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
     assert Run.objects.count() == probe.inserted
     assert UrlDecision.objects.count() == Attempt.objects.count() == 0
+
+
+def month_relations(month: str) -> list[int]:
+    """The oids of a month's three tables, their indexes, TOAST tables and TOAST indexes."""
+    names = [f"{table}_{month}" for table, _column in partitions.TABLES]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE relname = ANY(%s)),"
+            " r AS (SELECT oid FROM t UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0)"
+            " SELECT oid FROM r UNION SELECT indexrelid FROM pg_index WHERE indrelid IN"
+            " (SELECT oid FROM r)",
+            [names],
+        )
+        return [oid for (oid,) in cursor.fetchall()]
+
+
+def relations_left(oids: list[int]) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_class WHERE oid = ANY(%s::oid[])", [oids])
+        return cursor.fetchone()[0]
+
+
+def test_a_dropped_month_leaves_no_relation_and_its_files_go_on_several_connections(
+    months, monkeypatch
+) -> None:
+    first, _next = months
+    seed_month(3_000, first + timedelta(hours=1))
+    oids = month_relations(month_name(first))
+    assert len(oids) >= 30  # 3 tables, their indexes, TOAST
+    backends: list[tuple[int, tuple[str, ...]]] = []
+    step_run = partition_drops._step_run
+
+    def recorded(step, done):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backends.append((cursor.fetchone()[0], step.indexes))
+        step_run(step, done)
+
+    monkeypatch.setattr(partition_drops, "_step_run", recorded)
+    now = add_months(first, 2) + timedelta(days=5)
+    with LockProbe(database_url(), lock_timeout_ms=100, created_at=now) as probe:
+        report = retention_pass(policy=RetentionPolicy(days=30), now=now)
+    assert report.dropped_months == [month_name(first)] and report.removed == 3_000
+    assert relations_left(oids) == 0
+    # the runs' indexes went in transactions of their own, beside the tables' drops
+    assert any(indexes for _pid, indexes in backends)
+    assert len({pid for pid, _indexes in backends}) > 1
+    assert probe.blocked == [] and probe.errors == [] and probe.inserted > 0
+
+
+def test_a_month_left_half_dropped_is_out_of_the_log_and_the_next_pass_drops_it(
+    months, monkeypatch
+) -> None:
+    first, _next = months
+    seed_month(500, first + timedelta(hours=1))
+    month = month_name(first)
+    oids = month_relations(month)
+    step_run = partition_drops._step_run
+
+    def failing(step, done):
+        if step.table == f"enrichment_run_{month}_expired" and not step.indexes:
+            raise RuntimeError("the connection went away")
+        step_run(step, done)
+
+    monkeypatch.setattr(partition_drops, "_step_run", failing)
+    now = add_months(first, 2) + timedelta(days=5)
+    with pytest.raises(partitions.PartitionError, match="the next pass drops what is left"):
+        retention_pass(policy=RetentionPolicy(days=30), now=now)
+    assert "the connection went away" in RetentionPass.objects.get().error
+    # the month left the log whole: no run of it, and no child row outliving its run
+    assert exists(f"enrichment_run_{month}_expired") and not exists(f"enrichment_run_{month}")
+    assert Run.objects.count() == UrlDecision.objects.count() == Attempt.objects.count() == 0
+    assert month not in [m.name for m in partitions.partition_status().months]
+    monkeypatch.setattr(partition_drops, "_step_run", step_run)
+    report = retention_pass(policy=RetentionPolicy(days=30), now=now)
+    assert report.dropped_months == [] and relations_left(oids) == 0
+    assert not exists(f"enrichment_run_{month}_expired")
+
+
+def test_only_the_months_detached_by_a_pass_are_dropped_as_leftovers(months) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE enrichment_run_p2020_01_archive (id bigint)")
+        cursor.execute("CREATE TABLE enrichment_problem_p2020_01_expired (id bigint)")
+        cursor.execute("CREATE TABLE enrichment_attempt_p2020_01_expired (id bigint)")
+    try:
+        assert partition_drops.expired_tables_drop() == ["enrichment_attempt_p2020_01_expired"]
+        assert exists("enrichment_run_p2020_01_archive")
+        assert exists("enrichment_problem_p2020_01_expired")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE enrichment_run_p2020_01_archive")
+            cursor.execute("DROP TABLE enrichment_problem_p2020_01_expired")
 
 
 def test_health_and_overview_say_how_the_log_is_stored(staff_client, months) -> None:

@@ -1,0 +1,209 @@
+"""Dropping a month of the partitioned decision log whole, its files removed on several
+connections at once.
+
+A month's three partitions (runs, URL decisions, attempts) hold ~1.75 GB in ~30 relations
+for a million runs. PostgreSQL removes a dropped relation's files when the dropping
+transaction commits, after it has released its locks, one file after another; where the
+file system discards freed blocks at once (``-o discard``) that took 2.25 s of a 2.0–2.7 s
+pass while other sessions were writing (bench/README.md). So ``month_drop``:
+
+1. deletes the month's child rows stored in the default partition (no row outlives its run);
+2. detaches the month's three partitions and renames them ``<partition>_expired``, in one
+   short transaction under the short lock timeout (``partitions._locking``): from then on
+   no query of the log sees the month, and no insert can reach its tables;
+3. drops those tables on several connections at once, in the transactions
+   ``drop_plan`` lays out (a table's indexes in groups apart, then the table itself), and
+   returns once every one has committed: the month's files are gone.
+
+A pass that stops after 2 (a crash, a step that failed) leaves ``*_expired`` tables that no
+query reads; ``expired_tables_drop`` (the next pass, first thing) drops them.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from collections.abc import Sequence
+
+from django.db import connection, transaction
+
+from enrichment.pipeline.retention.drop_plan import DetachedTable, DropStep, drop_plan
+from enrichment.pipeline.retention.partitions import MonthPartition
+from enrichment.services.partitions import (
+    RUNS_TABLE,
+    TABLES,
+    PartitionError,
+    _locking,
+    _q,
+    _rows,
+)
+
+EXPIRED = "_expired"
+# Connections dropping a month's tables at once (the plan has about six steps; a process's
+# pool holds DATABASE_POOL_MAX_SIZE, 10 by default).
+DROP_CONNECTIONS = 6
+# The expired tables are out of the log: only our own steps wait for their locks (a table's
+# index groups one after another), each for a commit.
+EXPIRED_LOCK_TIMEOUT = "10s"
+
+
+def month_drop(month: MonthPartition, *, connections: int = DROP_CONNECTIONS) -> None:
+    """Drop a month's partitions, its runs' with their URL decisions and attempts (see the
+    module's docstring); each step can be run again after a failure."""
+    if connection.in_atomic_block:
+        # the steps commit apart and the drops run on other connections
+        raise PartitionError("a month is dropped outside a transaction")
+    _default_rows_delete(month)
+    _detach(month)
+    _expired_drop([f"{table}_{month.name}{EXPIRED}" for table, _c in TABLES], connections)
+
+
+def expired_tables_drop(*, connections: int = DROP_CONNECTIONS) -> list[str]:
+    """Drop the tables of months detached by a pass that did not finish dropping them;
+    returns their names."""
+    pattern = "^(" + "|".join(re.escape(table) for table, _c in TABLES) + r")_p\d{4}_\d{2}"
+    names = [
+        name
+        for (name,) in _rows(
+            "SELECT relname FROM pg_class WHERE relkind = 'r' AND NOT relispartition"
+            " AND relnamespace = current_schema()::regnamespace AND relname ~ %s",
+            [pattern + re.escape(EXPIRED) + "$"],
+        )
+    ]
+    if names:
+        _expired_drop(names, connections)
+    return names
+
+
+def _default_rows_delete(month: MonthPartition) -> None:
+    """A child row stored without the run's creation time (written by a release before the
+    column, or by a raw insert) lives in the default partition: those of the month's runs
+    are deleted before the month goes."""
+    runs = _q(f"{RUNS_TABLE}_{month.name}")
+    if not _rows("SELECT to_regclass(%s) IS NOT NULL", [f"{RUNS_TABLE}_{month.name}"])[0][0]:
+        return  # detached already (a pass that stopped half way)
+    decisions, attempts = _q(f"{TABLES[1][0]}_legacy"), _q(f"{TABLES[2][0]}_legacy")
+    first, last = _rows(f"SELECT min(id), max(id) FROM {runs}")[0]
+    if first is None:
+        return
+    # the id range first: an index range on the default partition, not a scan of it
+    of_month = f"run_id BETWEEN {int(first)} AND {int(last)} AND run_id IN (SELECT id FROM {runs})"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {attempts} WHERE url_decision_id IN"
+            f" (SELECT id FROM {decisions} WHERE {of_month})"
+        )
+        cursor.execute(f"DELETE FROM {decisions} WHERE {of_month}")
+
+
+def _detach(month: MonthPartition) -> None:
+    """The month's partitions out of the log and renamed, in one transaction: the parents'
+    exclusive locks are held for the catalog changes only (no file is removed here)."""
+
+    def statements() -> list[str]:
+        found = dict(
+            _rows(
+                "SELECT c.relname, c.relispartition FROM pg_class c WHERE c.relname = ANY(%s)"
+                " AND c.relnamespace = current_schema()::regnamespace",
+                [[f"{table}_{month.name}" for table, _c in TABLES]],
+            )
+        )
+        detach = []
+        for table, _column in reversed(TABLES):  # children first, as inserts never lock
+            name = f"{table}_{month.name}"
+            if found.get(name):
+                detach.append(f"ALTER TABLE {_q(table)} DETACH PARTITION {_q(name)}")
+            if name in found:
+                detach.append(f"ALTER TABLE {_q(name)} RENAME TO {_q(name + EXPIRED)}")
+        return detach
+
+    _locking(statements)
+
+
+def _expired_drop(names: Sequence[str], connections: int) -> None:
+    """Drop these tables (out of the log) on up to ``connections`` connections at once."""
+    steps = drop_plan(_detached_tables(names))
+    if not steps:
+        return
+    # A table's own step waits until each of its index groups has dropped its indexes (not
+    # committed: the table's lock then passes to it at that commit), so that those indexes
+    # are not left to the table's one transaction. Steps are taken in order: a table's
+    # groups are all under way before its own step is taken, whatever ``connections`` is.
+    ready = {step: threading.Event() for step in steps if step.indexes}
+    todo: queue.SimpleQueue[DropStep] = queue.SimpleQueue()
+    for step in steps:
+        todo.put(step)
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            while True:
+                try:
+                    step = todo.get_nowait()
+                except queue.Empty:
+                    return
+                if not step.indexes:
+                    for group, done in ready.items():
+                        if group.table == step.table:
+                            done.wait()
+                try:
+                    _step_run(step, ready.get(step))
+                except Exception as error:  # noqa: BLE001 - reported after the others
+                    failures.append(error)
+        finally:
+            connection.close()  # this thread's own connection (back to the pool)
+
+    threads = [threading.Thread(target=work) for _ in range(min(connections, len(steps)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise PartitionError(
+            f"{len(failures)} of {len(steps)} steps dropping {', '.join(names)} failed (the next"
+            f" pass drops what is left; no query reads these tables): {failures[0]}"
+        ) from failures[0]
+
+
+def _step_run(step: DropStep, done: threading.Event | None) -> None:
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL lock_timeout = '{EXPIRED_LOCK_TIMEOUT}'")
+            if step.indexes:
+                for index in step.indexes:
+                    cursor.execute(f"DROP INDEX IF EXISTS {_q(index)}")
+            else:
+                cursor.execute(f"DROP TABLE IF EXISTS {_q(step.table)}")
+            if done is not None:
+                done.set()  # before the commit: the table's own step queues for its lock
+    finally:
+        if done is not None:
+            done.set()  # also when this step failed: the table's drop takes its indexes
+
+
+def _detached_tables(names: Sequence[str]) -> list[DetachedTable]:
+    """The tables with their sizes: what goes only with each table (heap, TOAST, the
+    indexes its constraints own) and each of its other indexes."""
+    tables = _rows(
+        "SELECT c.relname, pg_table_size(c.oid) + coalesce((SELECT sum(pg_relation_size("
+        "i.indexrelid)) FROM pg_index i JOIN pg_constraint k ON k.conindid = i.indexrelid"
+        " WHERE i.indrelid = c.oid), 0) FROM pg_class c WHERE c.relname = ANY(%s)"
+        " AND c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace",
+        [list(names)],
+    )
+    indexes = _rows(
+        "SELECT t.relname, x.relname, pg_relation_size(x.oid) FROM pg_index i"
+        " JOIN pg_class t ON t.oid = i.indrelid JOIN pg_class x ON x.oid = i.indexrelid"
+        " WHERE t.relname = ANY(%s) AND t.relnamespace = current_schema()::regnamespace"
+        " AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)",
+        [list(names)],
+    )
+    return [
+        DetachedTable(
+            name,
+            int(size),
+            tuple((index, int(bytes_)) for table, index, bytes_ in indexes if table == name),
+        )
+        for name, size in tables
+    ]
