@@ -1,22 +1,25 @@
-"""Dropping a month of the partitioned decision log whole, its files removed on several
+"""Dropping months of the partitioned decision log whole, their files removed on several
 connections at once.
 
 A month's three partitions (runs, URL decisions, attempts) hold ~1.75 GB in ~30 relations
 for a million runs. PostgreSQL removes a dropped relation's files when the dropping
 transaction commits, after it has released its locks, one file after another; where the
 file system discards freed blocks at once (``-o discard``) that took 2.25 s of a 2.0–2.7 s
-pass while other sessions were writing (bench/README.md). So ``month_drop``:
+pass while other sessions were writing (bench/README.md). So a pass, for each month due:
 
 1. deletes the month's child rows stored in the default partition (no row outlives its run);
 2. detaches the month's three partitions and renames them ``<partition>_expired``, in one
    short transaction under the short lock timeout (``partitions._locking``): from then on
-   no query of the log sees the month, and no insert can reach its tables;
-3. drops those tables on several connections at once, in the transactions
-   ``drop_plan`` lays out (a table's indexes in groups apart, then the table itself), and
-   returns once every one has committed: the month's files are gone.
+   no query of the log sees the month, and no insert can reach its tables
+   (``month_detach``: 1 and 2);
 
-A pass that stops after 2 (a crash, a step that failed) leaves ``*_expired`` tables that no
-query reads; ``expired_tables_drop`` (the next pass, first thing) drops them.
+then drops every such table on several connections at once, in the transactions
+``drop_plan`` lays out (a table's indexes in groups apart, then the table itself), while
+the pass removes what else is due row by row, and ends once every one has committed: the
+months' files are gone when the pass ends (``dropping``).
+
+A pass that stops before that ends (a crash, a step that failed) leaves ``*_expired`` tables
+that no query reads; ``expired_tables_drop`` (the next pass, first thing) drops them.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from __future__ import annotations
 import queue
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from django.db import connection, transaction
 
@@ -43,20 +47,23 @@ EXPIRED = "_expired"
 # Connections dropping a month's tables at once (the plan has about six steps; a process's
 # pool holds DATABASE_POOL_MAX_SIZE, 10 by default).
 DROP_CONNECTIONS = 6
+# A table smaller than this with its indexes is dropped in one transaction (drop_plan).
+SPLIT_FROM = 64 * 2**20
 # The expired tables are out of the log: only our own steps wait for their locks (a table's
 # index groups one after another), each for a commit.
 EXPIRED_LOCK_TIMEOUT = "10s"
 
 
-def month_drop(month: MonthPartition, *, connections: int = DROP_CONNECTIONS) -> None:
-    """Drop a month's partitions, its runs' with their URL decisions and attempts (see the
-    module's docstring); each step can be run again after a failure."""
+def month_detach(month: MonthPartition) -> list[str]:
+    """Take a month's partitions, its runs' with their URL decisions and attempts, out of
+    the log (1 and 2 of the module's docstring; each can be run again after a failure);
+    returns the tables ``dropping`` is to drop."""
     if connection.in_atomic_block:
-        # the steps commit apart and the drops run on other connections
+        # the steps commit apart, and the tables are dropped on other connections
         raise PartitionError("a month is dropped outside a transaction")
     _default_rows_delete(month)
     _detach(month)
-    _expired_drop([f"{table}_{month.name}{EXPIRED}" for table, _c in TABLES], connections)
+    return [f"{table}_{month.name}{EXPIRED}" for table, _c in TABLES]
 
 
 def expired_tables_drop(*, connections: int = DROP_CONNECTIONS) -> list[str]:
@@ -71,8 +78,7 @@ def expired_tables_drop(*, connections: int = DROP_CONNECTIONS) -> list[str]:
             [pattern + re.escape(EXPIRED) + "$"],
         )
     ]
-    if names:
-        _expired_drop(names, connections)
+    tables_drop(names, connections=connections)
     return names
 
 
@@ -121,11 +127,18 @@ def _detach(month: MonthPartition) -> None:
     _locking(statements)
 
 
-def _expired_drop(names: Sequence[str], connections: int) -> None:
-    """Drop these tables (out of the log) on up to ``connections`` connections at once."""
-    steps = drop_plan(_detached_tables(names))
-    if not steps:
-        return
+def tables_drop(names: Sequence[str], *, connections: int = DROP_CONNECTIONS) -> None:
+    """Drop these tables (out of the log: ``month_detach``) on up to ``connections``
+    connections at once; returns once all are gone."""
+    with dropping(names, connections=connections):
+        pass
+
+
+@contextmanager
+def dropping(names: Sequence[str], *, connections: int = DROP_CONNECTIONS) -> Iterator[None]:
+    """Drop these tables on other connections while the block runs (a pass's row-by-row
+    removal); the block's end waits until all are gone, and raises when a step failed."""
+    steps = drop_plan(_detached_tables(names), split_from=SPLIT_FROM) if names else []
     # A table's own step waits until each of its index groups has dropped its indexes (not
     # committed: the table's lock then passes to it at that commit), so that those indexes
     # are not left to the table's one transaction. Steps are taken in order: a table's
@@ -157,8 +170,11 @@ def _expired_drop(names: Sequence[str], connections: int) -> None:
     threads = [threading.Thread(target=work) for _ in range(min(connections, len(steps)))]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        yield
+    finally:
+        for thread in threads:
+            thread.join()
     if failures:
         raise PartitionError(
             f"{len(failures)} of {len(steps)} steps dropping {', '.join(names)} failed (the next"

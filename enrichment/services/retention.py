@@ -101,24 +101,28 @@ def retention_pass(
     export = _Export(export_dir) if export_dir is not None else None
     try:
         try:
+            detached: list[str] = []
             if partitions.is_partitioned():
                 # months a pass before detached but did not finish dropping go first
                 partition_drops.expired_tables_drop()
                 partitions.partitions_ensure(now=now)
-                report.removed, report.dropped_months = months_drop(
+                report.removed, report.dropped_months, detached = months_detach(
                     list(zip(due_months, month_runs, strict=True)),
                     batch_size=batch_size,
                     export=export,
                     progress=lambda done: progress("removed", done, report.due_removal),
                 )
-            report.removed += runs_remove(
-                cuts=report.cuts,
-                batch_size=batch_size,
-                export=export,
-                progress=lambda done: progress(
-                    "removed", report.removed + done, report.due_removal
-                ),
-            )
+            # the detached months' files are removed on other connections meanwhile; the
+            # block ends when they are gone
+            with partition_drops.dropping(detached):
+                report.removed += runs_remove(
+                    cuts=report.cuts,
+                    batch_size=batch_size,
+                    export=export,
+                    progress=lambda done: progress(
+                        "removed", report.removed + done, report.due_removal
+                    ),
+                )
         finally:
             report.exported_to = export.close() if export is not None else None
         if before is not None:
@@ -225,26 +229,27 @@ def months_due(policy: RetentionPolicy, now: datetime) -> list[MonthPartition]:
     return [month for month in due.months if not partitions.month_holds(month, due.kept_outcomes)]
 
 
-def months_drop(
+def months_detach(
     months: list[tuple[MonthPartition, int]],
     *,
     batch_size: int,
     export: _Export | None = None,
     progress: Callable[[int], None] = lambda _done: None,
-) -> tuple[int, list[str]]:
-    """Drop whole these months (partitioned storage; ``months_due``, each with its runs
-    counted); each month's runs are exported first when ``export`` is given. Returns the
-    runs removed and the months dropped."""
-    removed, dropped = 0, []
+) -> tuple[int, list[str], list[str]]:
+    """Take whole these months out of the log (partitioned storage; ``months_due``, each
+    with its runs counted); each month's runs are exported first when ``export`` is given.
+    Returns the runs removed, the months and their tables, for
+    ``partition_drops.dropping`` to drop."""
+    removed, dropped, tables = 0, [], []
     for month, count in months:
         if export is not None:
             for ids in partitions.month_run_ids(month, batch_size):
                 export.write(ids)
-        partition_drops.month_drop(month)
+        tables += partition_drops.month_detach(month)
         removed += count
         dropped.append(month.name)
         progress(removed)
-    return removed, dropped
+    return removed, dropped, tables
 
 
 def runs_remove(

@@ -12,6 +12,8 @@ reach them) are dropped by several transactions at once:
 - A table larger than that with its other indexes has those indexes dropped apart
   (``DROP INDEX``), before it, in groups of about that size (largest index into the lightest
   group); the table's own drop then has only its own files left.
+- A table under ``split_from`` with its indexes is dropped whole whatever the others are
+  (the files of an empty month go in milliseconds: a chain of transactions costs more).
 - The steps are started largest table first, each table's index groups before the table.
 
 Worked example: the runs' table owns 400 (heap and primary key) and has 1,000 of other
@@ -60,14 +62,14 @@ class DropStep:
     indexes: tuple[str, ...] = ()
 
 
-def drop_plan(tables: Sequence[DetachedTable]) -> list[DropStep]:
+def drop_plan(tables: Sequence[DetachedTable], *, split_from: int = 0) -> list[DropStep]:
     """The transactions that drop ``tables``, in the order to start them (see the module)."""
     if not tables:
         return []
     bound = max(table.size for table in tables)
     steps: list[DropStep] = []
     for table in sorted(tables, key=lambda t: (-t.total, t.name)):
-        if table.total > bound and table.indexes:
+        if table.total > max(bound, split_from) and table.indexes:
             steps.extend(DropStep(table.name, group) for group in _groups(table.indexes, bound))
         steps.append(DropStep(table.name))
     return steps

@@ -55,6 +55,14 @@ def test_index_groups_are_about_the_size_of_the_largest_table(
     assert [step.indexes for step in drop_plan(tables) if step.indexes] == groups
 
 
+def test_a_small_table_is_dropped_whole_however_its_indexes_compare() -> None:
+    empty = DetachedTable("empty", 8, (("a", 8), ("b", 8), ("c", 8)))
+    assert drop_plan([empty]) != [DropStep("empty")]  # split without a floor
+    assert drop_plan([empty], split_from=64) == [DropStep("empty")]
+    runs = DetachedTable("runs", 400, (("a", 300), ("b", 250)))
+    assert len(drop_plan([runs, empty], split_from=64)) == 3 + 1  # runs split, empty whole
+
+
 def test_the_largest_table_starts_first() -> None:
     plan = drop_plan(
         [DetachedTable("small", 10), DetachedTable("large", 300), DetachedTable("mid", 50)]
