@@ -4,8 +4,8 @@ connections at once.
 A month's three partitions (runs, URL decisions, attempts) hold ~1.75 GB in ~30 relations
 for a million runs. PostgreSQL removes a dropped relation's files when the dropping
 transaction commits, after it has released its locks, one file after another; where the
-file system discards freed blocks at once (``-o discard``) that took 2.25 s of a 2.0–2.7 s
-pass while other sessions were writing (bench/README.md). So a pass, for each month due:
+file system discards freed blocks at once (``-o discard``: a virtual disk) that took 2.25 s
+of a 2.0–2.7 s pass while other sessions were writing (bench/README.md). So a pass, for each month due:
 
 1. deletes the month's child rows stored in the default partition (no row outlives its run);
 2. detaches the month's three partitions and renames them ``<partition>_expired``, in one
@@ -116,7 +116,9 @@ def _detach(month: MonthPartition) -> None:
             )
         )
         detach = []
-        for table, _column in reversed(TABLES):  # children first, as inserts never lock
+        # children first, the order the month's DROP TABLEs always took (each try is
+        # bounded by the lock timeout, whatever order a writer takes the parents in)
+        for table, _column in reversed(TABLES):
             name = f"{table}_{month.name}"
             if found.get(name):
                 detach.append(f"ALTER TABLE {_q(table)} DETACH PARTITION {_q(name)}")
