@@ -9,7 +9,7 @@ of a 2.0–2.7 s pass while other sessions were writing (bench/README.md). So a 
 
 1. deletes the month's child rows stored in the default partition (no row outlives its run);
 2. detaches the month's three partitions and renames them ``<partition>_expired``, in one
-   short transaction under the short lock timeout (``partitions._locking``): from then on
+   short transaction under the short lock timeout (``partitions.ddl_under_short_locks``): from then on
    no query of the log sees the month, and no insert can reach its tables
    (``month_detach``: 1 and 2);
 
@@ -38,9 +38,9 @@ from enrichment.services.partitions import (
     RUNS_TABLE,
     TABLES,
     PartitionError,
-    _locking,
-    _q,
-    _rows,
+    ddl_under_short_locks,
+    quoted,
+    sql_rows,
 )
 
 EXPIRED = "_expired"
@@ -72,7 +72,7 @@ def expired_tables_drop(*, connections: int = DROP_CONNECTIONS) -> list[str]:
     pattern = "^(" + "|".join(re.escape(table) for table, _c in TABLES) + r")_p\d{4}_\d{2}"
     names = [
         name
-        for (name,) in _rows(
+        for (name,) in sql_rows(
             "SELECT relname FROM pg_class WHERE relkind = 'r' AND NOT relispartition"
             " AND relnamespace = current_schema()::regnamespace AND relname ~ %s",
             [pattern + re.escape(EXPIRED) + "$"],
@@ -86,11 +86,11 @@ def _default_rows_delete(month: MonthPartition) -> None:
     """A child row stored without the run's creation time (written by a release before the
     column, or by a raw insert) lives in the default partition: those of the month's runs
     are deleted before the month goes."""
-    runs = _q(f"{RUNS_TABLE}_{month.name}")
-    if not _rows("SELECT to_regclass(%s) IS NOT NULL", [f"{RUNS_TABLE}_{month.name}"])[0][0]:
+    runs = quoted(f"{RUNS_TABLE}_{month.name}")
+    if not sql_rows("SELECT to_regclass(%s) IS NOT NULL", [f"{RUNS_TABLE}_{month.name}"])[0][0]:
         return  # detached already (a pass that stopped half way)
-    decisions, attempts = _q(f"{TABLES[1][0]}_legacy"), _q(f"{TABLES[2][0]}_legacy")
-    first, last = _rows(f"SELECT min(id), max(id) FROM {runs}")[0]
+    decisions, attempts = quoted(f"{TABLES[1][0]}_legacy"), quoted(f"{TABLES[2][0]}_legacy")
+    first, last = sql_rows(f"SELECT min(id), max(id) FROM {runs}")[0]
     if first is None:
         return
     # the id range first: an index range on the default partition, not a scan of it
@@ -109,7 +109,7 @@ def _detach(month: MonthPartition) -> None:
 
     def statements() -> list[str]:
         found = dict(
-            _rows(
+            sql_rows(
                 "SELECT c.relname, c.relispartition FROM pg_class c WHERE c.relname = ANY(%s)"
                 " AND c.relnamespace = current_schema()::regnamespace",
                 [[f"{table}_{month.name}" for table, _c in TABLES]],
@@ -121,12 +121,12 @@ def _detach(month: MonthPartition) -> None:
         for table, _column in reversed(TABLES):
             name = f"{table}_{month.name}"
             if found.get(name):
-                detach.append(f"ALTER TABLE {_q(table)} DETACH PARTITION {_q(name)}")
+                detach.append(f"ALTER TABLE {quoted(table)} DETACH PARTITION {quoted(name)}")
             if name in found:
-                detach.append(f"ALTER TABLE {_q(name)} RENAME TO {_q(name + EXPIRED)}")
+                detach.append(f"ALTER TABLE {quoted(name)} RENAME TO {quoted(name + EXPIRED)}")
         return detach
 
-    _locking(statements)
+    ddl_under_short_locks(statements)
 
 
 def tables_drop(names: Sequence[str], *, connections: int = DROP_CONNECTIONS) -> None:
@@ -190,9 +190,9 @@ def _step_run(step: DropStep, done: threading.Event | None) -> None:
             cursor.execute(f"SET LOCAL lock_timeout = '{EXPIRED_LOCK_TIMEOUT}'")
             if step.indexes:
                 for index in step.indexes:
-                    cursor.execute(f"DROP INDEX IF EXISTS {_q(index)}")
+                    cursor.execute(f"DROP INDEX IF EXISTS {quoted(index)}")
             else:
-                cursor.execute(f"DROP TABLE IF EXISTS {_q(step.table)}")
+                cursor.execute(f"DROP TABLE IF EXISTS {quoted(step.table)}")
             if done is not None:
                 done.set()  # before the commit: the table's own step queues for its lock
     finally:
@@ -203,14 +203,14 @@ def _step_run(step: DropStep, done: threading.Event | None) -> None:
 def _detached_tables(names: Sequence[str]) -> list[DetachedTable]:
     """The tables with their sizes: what goes only with each table (heap, TOAST, the
     indexes its constraints own) and each of its other indexes."""
-    tables = _rows(
+    tables = sql_rows(
         "SELECT c.relname, pg_table_size(c.oid) + coalesce((SELECT sum(pg_relation_size("
         "i.indexrelid)) FROM pg_index i JOIN pg_constraint k ON k.conindid = i.indexrelid"
         " WHERE i.indrelid = c.oid), 0) FROM pg_class c WHERE c.relname = ANY(%s)"
         " AND c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace",
         [list(names)],
     )
-    indexes = _rows(
+    indexes = sql_rows(
         "SELECT t.relname, x.relname, pg_relation_size(x.oid) FROM pg_index i"
         " JOIN pg_class t ON t.oid = i.indrelid JOIN pg_class x ON x.oid = i.indexrelid"
         " WHERE t.relname = ANY(%s) AND t.relnamespace = current_schema()::regnamespace"

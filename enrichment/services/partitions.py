@@ -83,7 +83,8 @@ def _require_postgres() -> None:
         )
 
 
-def _q(name: str) -> str:
+def quoted(name: str) -> str:
+    """A table's or index's name quoted for SQL (our own names: months, tables)."""
     return connection.ops.quote_name(name)
 
 
@@ -91,13 +92,14 @@ def _timestamp(moment: datetime) -> str:
     return f"'{moment.isoformat()}'::timestamptz"
 
 
-def _rows(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+def sql_rows(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """The rows of one query on the default connection."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return list(cursor.fetchall())
 
 
-def _locking(statements: Callable[[], Sequence[str]] | Sequence[str]) -> None:
+def ddl_under_short_locks(statements: Callable[[], Sequence[str]] | Sequence[str]) -> None:
     """Run DDL in one transaction under the short lock timeout; when a lock is not granted
     in time (a long query holds the table), wait a little and try again."""
     timeout = int(settings.PARTITION_LOCK_TIMEOUT_MS)
@@ -121,7 +123,7 @@ def _locking(statements: Callable[[], Sequence[str]] | Sequence[str]) -> None:
 def is_partitioned(table: str = RUNS_TABLE) -> bool:
     if connection.vendor != "postgresql":
         return False
-    found = _rows("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [table])
+    found = sql_rows("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [table])
     return bool(found) and found[0][0] == "p"
 
 
@@ -146,7 +148,7 @@ def partition_status() -> PartitionStatus:
     """How the log is stored (one catalog query on PostgreSQL, none on SQLite)."""
     if connection.vendor != "postgresql":
         return PartitionStatus(partitioned=False, available=False)
-    found = _rows(
+    found = sql_rows(
         "SELECT c.relkind, ARRAY(SELECT p.relname FROM pg_inherits i JOIN pg_class p"
         " ON p.oid = i.inhrelid WHERE i.inhparent = c.oid) FROM pg_class c"
         " WHERE c.oid = to_regclass(%s)",
@@ -163,7 +165,7 @@ def partition_status() -> PartitionStatus:
 
 
 def _partitions(table: str) -> list[tuple[str, str]]:
-    return _rows(
+    return sql_rows(
         "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
         " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(%s)",
         [table],
@@ -222,7 +224,7 @@ def _boundary(now: datetime) -> datetime:
     """The first month boundary: the start of the first monthly partition when the runs'
     table is already partitioned (a switch finished half way), else the next one ahead."""
     if is_partitioned(RUNS_TABLE):
-        bounds = _rows(
+        bounds = sql_rows(
             "SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_class c WHERE c.oid = "
             "to_regclass(%s)",
             [f"{RUNS_TABLE}_legacy"],
@@ -236,13 +238,13 @@ def _boundary(now: datetime) -> datetime:
 
 
 def _foreign_keys_drop(table: str) -> None:
-    keys = _rows(
+    keys = sql_rows(
         "SELECT conrelid::regclass::text, conname FROM pg_constraint WHERE contype = 'f'"
         " AND (conrelid = to_regclass(%s) OR confrelid = to_regclass(%s))",
         [table, table],
     )
     for owner, name in keys:
-        _locking([f"ALTER TABLE {owner} DROP CONSTRAINT {_q(name)}"])
+        ddl_under_short_locks([f"ALTER TABLE {owner} DROP CONSTRAINT {quoted(name)}"])
 
 
 def _bound_check(table: str, column: str, boundary: datetime) -> None:
@@ -250,28 +252,28 @@ def _bound_check(table: str, column: str, boundary: datetime) -> None:
     checked at once), then validated by a scan that lets inserts go on. A check left by an
     earlier attempt is replaced; one that does not hold is removed again (it would refuse
     new rows)."""
-    name = _q(f"{table}_{BOUND_CHECK}")
-    condition = f"{_q(column)} < {_timestamp(boundary)}"
+    name = quoted(f"{table}_{BOUND_CHECK}")
+    condition = f"{quoted(column)} < {_timestamp(boundary)}"
     if column != "created_at":
-        condition = f"{_q(column)} IS NULL OR {condition}"
-    _locking(
+        condition = f"{quoted(column)} IS NULL OR {condition}"
+    ddl_under_short_locks(
         [
-            f"ALTER TABLE {_q(table)} DROP CONSTRAINT IF EXISTS {name}",
-            f"ALTER TABLE {_q(table)} ADD CONSTRAINT {name} CHECK ({condition}) NOT VALID",
+            f"ALTER TABLE {quoted(table)} DROP CONSTRAINT IF EXISTS {name}",
+            f"ALTER TABLE {quoted(table)} ADD CONSTRAINT {name} CHECK ({condition}) NOT VALID",
         ]
     )
     try:
         # SHARE UPDATE EXCLUSIVE: the scan runs while inserts go on
         with connection.cursor() as cursor:
-            cursor.execute(f"ALTER TABLE {_q(table)} VALIDATE CONSTRAINT {name}")
+            cursor.execute(f"ALTER TABLE {quoted(table)} VALIDATE CONSTRAINT {name}")
     except IntegrityError:
-        _locking([f"ALTER TABLE {_q(table)} DROP CONSTRAINT IF EXISTS {name}"])
+        ddl_under_short_locks([f"ALTER TABLE {quoted(table)} DROP CONSTRAINT IF EXISTS {name}"])
         raise
 
 
 def _switch(table: str, column: str, boundary: datetime) -> None:
     legacy = f"{table}_legacy"
-    sequence = _rows("SELECT pg_get_serial_sequence(%s, 'id')", [table])[0][0]
+    sequence = sql_rows("SELECT pg_get_serial_sequence(%s, 'id')", [table])[0][0]
     sequence_name = sequence.split(".")[-1].strip('"')
     bound = (
         f"FOR VALUES FROM (MINVALUE) TO ({_timestamp(boundary)})"
@@ -279,7 +281,7 @@ def _switch(table: str, column: str, boundary: datetime) -> None:
         else "DEFAULT"
     )
 
-    identity = _rows(
+    identity = sql_rows(
         "SELECT attidentity <> '' FROM pg_attribute WHERE attrelid = to_regclass(%s)"
         " AND attname = 'id'",
         [table],
@@ -289,36 +291,36 @@ def _switch(table: str, column: str, boundary: datetime) -> None:
         # Inside the transaction, after the rename locks the old table: no insert can take
         # an id between reading the sequence and the new one carrying on from it.
         with connection.cursor() as cursor:
-            cursor.execute(f"ALTER TABLE {_q(table)} RENAME TO {_q(legacy)}")
+            cursor.execute(f"ALTER TABLE {quoted(table)} RENAME TO {quoted(legacy)}")
             cursor.execute(f"SELECT last_value, is_called FROM {sequence}")
             last_value, is_called = cursor.fetchone()
         # A partitioned table has no identity column (before PostgreSQL 17): the ids come
         # from a sequence of the same name, carrying on. A serial column (a database created
         # by an older Django) keeps its sequence.
         carry_on = [
-            f"ALTER TABLE {_q(legacy)} ALTER COLUMN id DROP IDENTITY",
-            f"CREATE SEQUENCE {_q(sequence_name)}",
-            f"SELECT setval('{_q(sequence_name)}', {int(last_value)}, {bool(is_called)})",
+            f"ALTER TABLE {quoted(legacy)} ALTER COLUMN id DROP IDENTITY",
+            f"CREATE SEQUENCE {quoted(sequence_name)}",
+            f"SELECT setval('{quoted(sequence_name)}', {int(last_value)}, {bool(is_called)})",
         ]
         return [
-            f"CREATE TABLE {_q(table)} (LIKE {_q(legacy)} INCLUDING DEFAULTS"
-            f" INCLUDING CONSTRAINTS INCLUDING GENERATED) PARTITION BY RANGE ({_q(column)})",
-            f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(f'{table}_{BOUND_CHECK}')}",
+            f"CREATE TABLE {quoted(table)} (LIKE {quoted(legacy)} INCLUDING DEFAULTS"
+            f" INCLUDING CONSTRAINTS INCLUDING GENERATED) PARTITION BY RANGE ({quoted(column)})",
+            f"ALTER TABLE {quoted(table)} DROP CONSTRAINT {quoted(f'{table}_{BOUND_CHECK}')}",
             *(carry_on if identity else []),
-            f"ALTER SEQUENCE {_q(sequence_name)} OWNED BY {_q(table)}.id",
-            f"ALTER TABLE {_q(table)} ALTER COLUMN id SET DEFAULT"
-            f" nextval('{_q(sequence_name)}'::regclass)",
-            f"ALTER TABLE {_q(table)} ATTACH PARTITION {_q(legacy)} {bound}",
+            f"ALTER SEQUENCE {quoted(sequence_name)} OWNED BY {quoted(table)}.id",
+            f"ALTER TABLE {quoted(table)} ALTER COLUMN id SET DEFAULT"
+            f" nextval('{quoted(sequence_name)}'::regclass)",
+            f"ALTER TABLE {quoted(table)} ATTACH PARTITION {quoted(legacy)} {bound}",
         ]
 
-    _locking(statements)
+    ddl_under_short_locks(statements)
 
 
 def _indexes_lift(table: str) -> None:
     """Each index of the legacy partition that no constraint owns, made an index of the
     partitioned table by the same name, with the legacy one attached to it."""
     legacy = f"{table}_legacy"
-    indexes = _rows(
+    indexes = sql_rows(
         "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
         " JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass(%s)"
         " AND NOT i.indisunique AND NOT EXISTS (SELECT 1 FROM pg_constraint k"
@@ -330,11 +332,11 @@ def _indexes_lift(table: str) -> None:
             continue
         renamed = f"{name[:56]}_legacy"
         using = definition[definition.index(" USING ") :]
-        _locking(
+        ddl_under_short_locks(
             [
-                f"ALTER INDEX {_q(name)} RENAME TO {_q(renamed)}",
-                f"CREATE INDEX {_q(name)} ON ONLY {_q(table)}{using}",
-                f"ALTER INDEX {_q(name)} ATTACH PARTITION {_q(renamed)}",
+                f"ALTER INDEX {quoted(name)} RENAME TO {quoted(renamed)}",
+                f"CREATE INDEX {quoted(name)} ON ONLY {quoted(table)}{using}",
+                f"ALTER INDEX {quoted(name)} ATTACH PARTITION {quoted(renamed)}",
             ]
         )
 
@@ -369,32 +371,32 @@ def partitions_ensure(
 
 def _partition_create(table: str, month: MonthPartition) -> bool:
     name = f"{table}_{month.name}"
-    attached = _rows(
+    attached = sql_rows(
         "SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)"
         " AND inhparent = to_regclass(%s)",
         [name, table],
     )
     if attached:
         return False
-    if not _rows("SELECT to_regclass(%s) IS NOT NULL", [name])[0][0]:
+    if not sql_rows("SELECT to_regclass(%s) IS NOT NULL", [name])[0][0]:
         template = _newest_partition(table)
-        local = _rows(
+        local = sql_rows(
             "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid ="
             " to_regclass(%s) AND contype IN ('p', 'u') ORDER BY contype, conname",
             [template],
         )
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                f"CREATE TABLE {_q(name)} (LIKE {_q(table)} INCLUDING DEFAULTS"
+                f"CREATE TABLE {quoted(name)} (LIKE {quoted(table)} INCLUDING DEFAULTS"
                 " INCLUDING CONSTRAINTS INCLUDING GENERATED)"
             )
             for index, (definition,) in enumerate(local):
                 cursor.execute(
-                    f"ALTER TABLE {_q(name)} ADD CONSTRAINT {_q(f'{name}_k{index}')} {definition}"
+                    f"ALTER TABLE {quoted(name)} ADD CONSTRAINT {quoted(f'{name}_k{index}')} {definition}"
                 )
-    _locking(
+    ddl_under_short_locks(
         [
-            f"ALTER TABLE {_q(table)} ATTACH PARTITION {_q(name)} FOR VALUES FROM"
+            f"ALTER TABLE {quoted(table)} ATTACH PARTITION {quoted(name)} FOR VALUES FROM"
             f" ({_timestamp(month.start)}) TO ({_timestamp(month.end)})"
         ]
     )
@@ -409,7 +411,7 @@ def _newest_partition(table: str) -> str:
 
 
 def month_runs(month: MonthPartition) -> int:
-    return _rows(f"SELECT count(*) FROM {_q(f'{RUNS_TABLE}_{month.name}')}")[0][0]
+    return sql_rows(f"SELECT count(*) FROM {quoted(f'{RUNS_TABLE}_{month.name}')}")[0][0]
 
 
 def month_holds(month: MonthPartition, outcomes: Sequence[str]) -> bool:
@@ -417,8 +419,8 @@ def month_holds(month: MonthPartition, outcomes: Sequence[str]) -> bool:
     if not outcomes:
         return False
     return bool(
-        _rows(
-            f"SELECT EXISTS (SELECT 1 FROM {_q(f'{RUNS_TABLE}_{month.name}')}"
+        sql_rows(
+            f"SELECT EXISTS (SELECT 1 FROM {quoted(f'{RUNS_TABLE}_{month.name}')}"
             " WHERE outcome = ANY(%s))",
             [list(outcomes)],
         )[0][0]
@@ -427,10 +429,10 @@ def month_holds(month: MonthPartition, outcomes: Sequence[str]) -> bool:
 
 def month_run_ids(month: MonthPartition, batch_size: int) -> Iterator[list[int]]:
     """The ids of a month's runs, oldest first, a batch at a time (for the export)."""
-    table = _q(f"{RUNS_TABLE}_{month.name}")
+    table = quoted(f"{RUNS_TABLE}_{month.name}")
     after = (datetime.min.replace(tzinfo=UTC), 0)
     while True:
-        rows = _rows(
+        rows = sql_rows(
             f"SELECT id, created_at FROM {table} WHERE (created_at, id) > (%s, %s)"
             " ORDER BY created_at, id LIMIT %s",
             [after[0], after[1], batch_size],
