@@ -116,7 +116,7 @@ def _cpu_seconds(pid: int) -> float:
     for one in pids:
         try:
             fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # gone (or reaped while read)
             continue
         total += sum(int(value) for value in fields[11:15]) / tick
     return total

@@ -13,6 +13,7 @@ import pytest
 
 from common.workpool import WorkerCrashed, WorkPool, WorkTimeout
 from tests.common import pool_jobs
+from tests.processes import process_gone
 
 
 @pytest.fixture
@@ -21,19 +22,6 @@ def pool() -> Iterator[WorkPool]:
     pool.start()
     yield pool
     pool.close()
-
-
-def process_gone(pid: int, wait_seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + wait_seconds
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 async def warm(pool: WorkPool) -> set[int]:

@@ -10,26 +10,13 @@ from pathlib import Path
 import pytest
 
 from enrichment.pipeline.runner import CommandResult, run_command
+from tests.processes import process_gone
 
 FAKE_CLI = str(Path(__file__).parent / "fake_clis" / "fakecli.py")
 
 
 def fake(*args: str) -> list[str]:
     return [sys.executable, FAKE_CLI, *args]
-
-
-def process_gone(pid: int, wait_seconds: float = 5.0) -> bool:
-    """True once ``pid`` no longer exists or is a zombie waiting for its new parent to reap it."""
-    deadline = time.monotonic() + wait_seconds
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.parametrize(
