@@ -13,8 +13,9 @@ waiting socket take turns at a lock, and the one holding it pops one message wit
 trips (move back a backup queue, BZPOPMIN, add to the backup queue, clear it) plus a task of its
 own to clean up. With hundreds of sockets under ``bench/ws_load.py --redis`` that was most of
 daphne's Redis work per answer. Here one pump task per process (and channel prefix) pops
-every waiting message of the process' channel at once (ZPOPMIN with a count; BZPOPMIN only when
-none is waiting) and puts each into the local buffer of the socket it is for; a socket's
+every waiting message of the process' channel at once (BZMPOP with a count: one round trip that
+waits when none is there; before Redis 7, ZPOPMIN with a count, then BZPOPMIN when none was
+waiting) and puts each into the local buffer of the socket it is for; a socket's
 receive just waits on its buffer. A message is lost only if the process dies between the pop and the socket's send,
 which the stock layer's backup queue did not cover either (it lived as long as the process).
 Redis going away does not end a receive: the pump waits for Redis (capped backoff) and the
@@ -99,6 +100,8 @@ class RedisChannelLayer(StockRedisChannelLayer):
         # job ran leaves the late reply here; the pump drops such buffers after ``expiry``.
         self._unclaimed_since: dict[str, float] = {}
         self._next_sweep = 0.0
+        # Whether the server has BZMPOP (Redis 7): unknown until the first pump asks it.
+        self._bzmpop: bool | None = None
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
         """Send a message onto a (general or specific) channel, as the stock layer does."""
@@ -227,11 +230,7 @@ class RedisChannelLayer(StockRedisChannelLayer):
         delay = 0.1
         while self._waiting_on[real_channel] > 0:
             try:
-                connection = self.connection(index)
-                popped = await connection.zpopmin(key, RECEIVE_BATCH)
-                if not popped:
-                    blocked = await connection.bzpopmin(key, timeout=self.brpop_timeout)
-                    popped = [] if blocked is None else [(blocked[1], blocked[2])]
+                popped = await self._pop(self.connection(index), key)
             except Exception as exc:  # the sockets wait on this pump: it must not die
                 if isinstance(exc, REDIS_DOWN):
                     logger.warning("channel layer unreachable (%s); retrying", exc)
@@ -244,6 +243,29 @@ class RedisChannelLayer(StockRedisChannelLayer):
             for member, _score in popped:
                 self._deliver(member)
             self._sweep_unclaimed()
+
+    async def _pop(self, connection: Any, key: str) -> list[tuple[bytes, Any]]:
+        """Up to ``RECEIVE_BATCH`` messages of ``key``, oldest first, waiting up to
+        ``brpop_timeout`` seconds for one. With BZMPOP a message arriving while the pump waits
+        costs one round trip; the fallback pays two (the ZPOPMIN that found nothing, then the
+        BZPOPMIN), which under ``bench/ws_load.py --redis`` was most messages."""
+        if self._bzmpop is not False:
+            try:
+                reply = await connection.execute_command(
+                    "BZMPOP", self.brpop_timeout, 1, key, "MIN", "COUNT", RECEIVE_BATCH
+                )
+            except redis.ResponseError as exc:
+                if "unknown command" not in str(exc).lower():
+                    raise
+                self._bzmpop = False  # a server before Redis 7.0
+            else:
+                self._bzmpop = True
+                return [] if reply is None else [(member, score) for member, score in reply[1]]
+        popped = await connection.zpopmin(key, RECEIVE_BATCH)
+        if popped:
+            return list(popped)
+        blocked = await connection.bzpopmin(key, timeout=self.brpop_timeout)
+        return [] if blocked is None else [(blocked[1], blocked[2])]
 
     def _sweep_unclaimed(self) -> None:
         """Drop the buffers nobody has waited on for ``expiry`` seconds (closed sockets').

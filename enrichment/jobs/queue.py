@@ -33,7 +33,6 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any, cast
 
 import redis
@@ -188,35 +187,43 @@ def broker_create(*, middleware: list[Any] | None = None) -> JobBroker:
     return broker
 
 
-# Every command of Dramatiq's broker stamps its id in the heartbeats set, sends included, and
-# a worker's maintenance looks up the acks of each id gone quiet (a KEYS scan of Redis) before
-# forgetting it. Web processes only send and hold no acks: under one shared id they go quiet
-# (and are scanned for) once per idle spell of them all, not once per process.
-SENDER_ID = "web-senders"
-
-
-@cache
-def _sender(url: str, prefix: str) -> JobBroker:
-    broker = broker_create()
-    broker.broker_id = SENDER_ID
-    return broker
-
-
-def sender() -> JobBroker:
-    """This process' broker for sending (one per Redis URL and prefix)."""
-    return _sender(str(settings.REDIS_URL), prefix())
+# KEYS: the queue's list, its messages' hash. ARGV: the most jobs that may wait, the message's
+# Redis id, the encoded message. Returns 0 (nothing written) when the queue is full.
+#
+# Dramatiq's own enqueue (its ``dispatch.lua``) writes the message into the hash and pushes
+# its id onto the list; this does the same, with the "busy" check before it, in one round trip
+# on the web process' event loop. Dramatiq's synchronous client took a thread hop, an LLEN and
+# the enqueue: under ``bench/ws_load.py --redis`` the hop and the two round trips were about a
+# quarter of daphne's CPU per message. Dramatiq's script also stamps the sender's id in its
+# heartbeats set (each id gone quiet is scanned for unacknowledged messages); a web process
+# holds no messages, so it is left out.
+ENQUEUE_SCRIPT = """
+if redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[1]) then
+    return 0
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('RPUSH', KEYS[1], ARGV[2])
+return 1
+"""
 
 
 def job_message(job: dict[str, str]) -> Message[Any]:
     return Message(queue_name=QUEUE, actor_name=ACTOR, args=(job,), kwargs={}, options={})
 
 
-def _enqueue(broker: JobBroker, queue: str, message: Message[Any]) -> None:
-    """Queue ``message`` unless ``MAX_QUEUED_JOBS`` wait already (in a thread: the broker's
-    client is synchronous; both calls cost less there than one hop each would)."""
-    if cast(int, broker.client.llen(queue)) >= MAX_QUEUED_JOBS:
-        raise ChannelFull(queue)
-    broker.enqueue(message)
+async def _enqueue(job: dict[str, str]) -> None:
+    """Queue ``job`` as Dramatiq's broker would, unless ``MAX_QUEUED_JOBS`` wait already."""
+    names = keys()
+    # Each delivery of a message has a Redis id of its own (Dramatiq's retries send it again).
+    message = job_message(job).copy(options={"redis_message_id": str(uuid.uuid4())})
+    connection = client()
+    added = await connection.register_script(ENQUEUE_SCRIPT)(
+        keys=[names.queue, names.messages],
+        args=[MAX_QUEUED_JOBS, message.options["redis_message_id"], message.encode()],
+        client=connection,
+    )
+    if not added:
+        raise ChannelFull(names.queue)
 
 
 async def job_submit(
@@ -233,21 +240,17 @@ async def job_submit(
     ``ChannelFull`` ("busy"), as with the channel-layer transport.
     """
     job = uuid.uuid4().hex
-    message = job_message(
-        {
-            "job": job,
-            "id": request_id,
-            "reply_channel": reply_channel,
-            "request": json.dumps(request.to_json()),
-        }
-    )
-    names = keys()
-    broker = sender()
+    payload = {
+        "job": job,
+        "id": request_id,
+        "reply_channel": reply_channel,
+        "request": json.dumps(request.to_json()),
+    }
     deadline = time.monotonic() + patience
     delay = 0.1
     while True:
         try:
-            await asyncio.to_thread(_enqueue, broker, names.queue, message)
+            await _enqueue(payload)
             return job
         except REDIS_DOWN:
             if time.monotonic() + delay > deadline:

@@ -7,16 +7,21 @@ stock layer is the reference: what one sends, the other receives, both ways.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import subprocess
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+import redis
 import redis.asyncio as aioredis
 from channels.exceptions import ChannelFull
 from channels_redis.core import RedisChannelLayer as StockLayer
 
 from common.channel_layer import RedisChannelLayer
+from tests.live import free_port
 
 
 @pytest.fixture
@@ -103,6 +108,56 @@ async def test_many_sockets_each_receive_their_own_messages_in_order(
         rest = [await asyncio.wait_for(ours.receive(channel), 5) for _ in range(2)]
         assert [(m["socket"], m["n"]) for m in rest] == [(index, 1), (index, 2)]
     assert not ours.receive_buffer  # nothing left behind once every message is read
+    await ours.flush()
+
+
+@pytest.fixture
+def redis_without_bzmpop(tmp_path) -> Iterator[str]:
+    """A private redis-server (never the shared one) without BZMPOP, as before Redis 7."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+               "--dir", str(tmp_path), "--rename-command", "BZMPOP", ""]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            assert time.monotonic() < deadline, "private redis did not start"
+            time.sleep(0.05)
+    with pytest.raises(redis.ResponseError, match="unknown command"):
+        client.execute_command("BZMPOP", 0.01, 1, "nothing", "MIN")
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_sockets_receive_in_order_from_a_redis_without_bzmpop(
+    redis_without_bzmpop: str,
+) -> None:
+    ours, stock = layers(redis_without_bzmpop, "old")
+    channels = [await ours.new_channel("reply.") for _ in range(5)]
+    waiting = [asyncio.create_task(ours.receive(channel)) for channel in channels]
+    await asyncio.sleep(0.05)
+    for number in range(3):
+        for index, channel in enumerate(channels):
+            await stock.send(channel, {"type": "frame", "socket": index, "n": number})
+    firsts = await asyncio.wait_for(asyncio.gather(*waiting), 5)
+    assert [(m["socket"], m["n"]) for m in firsts] == [(s, 0) for s in range(5)]
+    for index, channel in enumerate(channels):
+        rest = [await asyncio.wait_for(ours.receive(channel), 5) for _ in range(2)]
+        assert [(m["socket"], m["n"]) for m in rest] == [(index, 1), (index, 2)]
+    # A reply sent while the pump waits (BZPOPMIN) arrives too.
+    late = asyncio.create_task(ours.receive(channels[0]))
+    await asyncio.sleep(0.2)
+    await stock.send(channels[0], {"type": "late"})
+    assert await asyncio.wait_for(late, 5) == {"type": "late"}
     await ours.flush()
 
 

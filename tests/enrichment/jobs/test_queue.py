@@ -24,6 +24,7 @@ import pytest
 import redis
 import websockets
 from asgiref.sync import async_to_sync, sync_to_async
+from channels.exceptions import ChannelFull
 from channels.layers import channel_layers, get_channel_layer
 from dramatiq import Message
 
@@ -136,6 +137,18 @@ async def test_submitted_jobs_wait_in_the_dramatiq_queue_in_order(job_stream) ->
     waiting = queued_jobs(job_stream)
     assert [job["job"] for job in waiting] == jobs
     assert [json.loads(job["request"])["body"] for job in waiting] == ["job 0", "job 1", "job 2"]
+
+
+async def test_a_full_queue_refuses_a_job_without_writing_any_of_it(
+    job_stream, monkeypatch
+) -> None:
+    monkeypatch.setattr(jobqueue, "MAX_QUEUED_JOBS", 2)
+    queued = [await submit(f"job {n}", request_id=f"r{n}") for n in range(2)]
+    with pytest.raises(ChannelFull):
+        await submit("one too many", request_id="r2")
+    assert [job["job"] for job in queued_jobs(job_stream)] == queued
+    # Nothing of the refused job is left behind: only the two queued messages are stored.
+    assert job_stream.hlen(jobqueue.keys().messages) == 2
 
 
 # --- redelivered jobs: the claimant died, or lives ---------------------------------------
