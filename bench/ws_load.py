@@ -101,6 +101,7 @@ async def client(
     tally: Tally,
     link_for: LinkFor = summarizer_link,
     expected: Expected = summarizer_expected,
+    pause: float = 0.0,
 ) -> None:
     async with websockets.connect(
         live.ws_url + "/ws/enrich/",
@@ -110,6 +111,8 @@ async def client(
         open_timeout=120,  # a loaded 2-core machine accepts 200 sockets slowly
     ) as socket:
         for number in range(messages):
+            if number and pause:
+                await asyncio.sleep(pause)  # a quiet spell: what a message after it waits
             request_id = f"c{index}-m{number}"
             url = link_for(index * messages + number)
             frame = {
@@ -151,11 +154,15 @@ async def drive(
     messages: int,
     link_for: LinkFor = summarizer_link,
     expected: Expected = summarizer_expected,
+    pause: float = 0.0,
 ) -> tuple[Tally, float]:
     tally = Tally()
     started = time.perf_counter()
     outcomes = await asyncio.gather(
-        *(client(i, live, cookie, messages, tally, link_for, expected) for i in range(clients)),
+        *(
+            client(i, live, cookie, messages, tally, link_for, expected, pause)
+            for i in range(clients)
+        ),
         return_exceptions=True,
     )
     elapsed = time.perf_counter() - started
@@ -401,6 +408,13 @@ def main() -> None:
         action="store_true",
         help="with --database-url: do not empty it (write beside another bench's data)",
     )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        help="seconds each client waits between its messages (the latency of a message that"
+        " arrives after a quiet spell, e.g. --clients 1 --messages 20 --pause 2)",
+    )
     parser.add_argument("--smoke", action="store_true", help="2 clients x 2 messages")
     args = parser.parse_args()
     if args.keep_database and not args.database_url:
@@ -479,10 +493,13 @@ def main() -> None:
                         args.messages,
                         lambda n: f"{pages}/page/{n}",
                         builtin_expected,
+                        args.pause,
                     )  # fmt: skip
                 )
             else:
-                tally, elapsed = asyncio.run(drive(live, cookie, args.clients, args.messages))
+                tally, elapsed = asyncio.run(
+                    drive(live, cookie, args.clients, args.messages, pause=args.pause)
+                )
         cpu_used = {
             name: sum(map(process_tree_cpu_seconds, pids())) - cpu_before[name]
             for name, pids in groups.items()

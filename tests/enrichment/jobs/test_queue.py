@@ -151,6 +151,27 @@ async def test_a_full_queue_refuses_a_job_without_writing_any_of_it(
     assert job_stream.hlen(jobqueue.keys().messages) == 2
 
 
+def test_an_idle_worker_looks_at_the_job_queue_at_least_every_idle_poll(job_stream) -> None:
+    """Dramatiq's consumer sleeps longer after each empty look (up to seconds): a message sent
+    after a quiet spell waited that long before a worker took it."""
+    broker = jobqueue.broker_create()
+    consumer = broker.consume(jobqueue.QUEUE, prefetch=1, timeout=1000)  # the worker's
+    try:
+        waits = []
+        for _ in range(16):  # Dramatiq's own backoff would reach 0.5-1 s by the 8th look
+            started = time.monotonic()
+            assert next(consumer) is None
+            waits.append(time.monotonic() - started)
+        assert max(waits) < (jobqueue.IDLE_POLL_MS + 150) / 1000, waits
+        job = async_to_sync(submit)("after a quiet spell")
+        message = next(consumer)
+        assert message is not None and message.args[0]["job"] == job
+        consumer.ack(message)
+    finally:
+        consumer.close()
+        broker.close()
+
+
 # --- redelivered jobs: the claimant died, or lives ---------------------------------------
 
 
