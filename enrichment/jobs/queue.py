@@ -208,8 +208,8 @@ def broker_create(*, middleware: list[Any] | None = None) -> JobBroker:
 # Dramatiq's own enqueue (its ``dispatch.lua``) writes the message into the hash and pushes
 # its id onto the list; this does the same, with the "busy" check before it, in one round trip
 # on the web process' event loop. Dramatiq's synchronous client took a thread hop, an LLEN and
-# the enqueue: under ``bench/ws_load.py --redis`` the hop and the two round trips were about a
-# quarter of daphne's CPU per message. Dramatiq's script also stamps the sender's id in its
+# the enqueue: under ``bench/ws_load.py --redis`` the hop and the two round trips were about an
+# eighth of daphne's busy samples (py-spy). Dramatiq's script also stamps the sender's id in its
 # heartbeats set (each id gone quiet is scanned for unacknowledged messages); a web process
 # holds no messages, so it is left out.
 ENQUEUE_SCRIPT = """
