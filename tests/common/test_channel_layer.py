@@ -92,21 +92,30 @@ async def test_the_script_is_loaded_again_when_redis_lost_it(redis_url: str, pre
     await stock.flush()
 
 
-async def test_many_sockets_each_receive_their_own_messages_in_order(
-    redis_url: str, prefix: str
-) -> None:
-    ours, stock = layers(redis_url, prefix)
-    channels = [await ours.new_channel("reply.") for _ in range(30)]
+async def assert_sockets_receive_their_own_in_order(
+    ours: RedisChannelLayer, stock: StockLayer, sockets: int
+) -> list[str]:
+    """Three messages to each of ``sockets`` waiting sockets: each gets its own, in order.
+    Returns the sockets' channels."""
+    channels = [await ours.new_channel("reply.") for _ in range(sockets)]
     waiting = [asyncio.create_task(ours.receive(channel)) for channel in channels]
     await asyncio.sleep(0.05)  # every socket is waiting before anything is sent
     for number in range(3):
         for index, channel in enumerate(channels):
             await stock.send(channel, {"type": "frame", "socket": index, "n": number})
     firsts = await asyncio.wait_for(asyncio.gather(*waiting), 5)
-    assert [(m["socket"], m["n"]) for m in firsts] == [(s, 0) for s in range(30)]
+    assert [(m["socket"], m["n"]) for m in firsts] == [(s, 0) for s in range(sockets)]
     for index, channel in enumerate(channels):
         rest = [await asyncio.wait_for(ours.receive(channel), 5) for _ in range(2)]
         assert [(m["socket"], m["n"]) for m in rest] == [(index, 1), (index, 2)]
+    return channels
+
+
+async def test_many_sockets_each_receive_their_own_messages_in_order(
+    redis_url: str, prefix: str
+) -> None:
+    ours, stock = layers(redis_url, prefix)
+    await assert_sockets_receive_their_own_in_order(ours, stock, 30)
     assert not ours.receive_buffer  # nothing left behind once every message is read
     await ours.flush()
 
@@ -142,17 +151,7 @@ async def test_sockets_receive_in_order_from_a_redis_without_bzmpop(
     redis_without_bzmpop: str,
 ) -> None:
     ours, stock = layers(redis_without_bzmpop, "old")
-    channels = [await ours.new_channel("reply.") for _ in range(5)]
-    waiting = [asyncio.create_task(ours.receive(channel)) for channel in channels]
-    await asyncio.sleep(0.05)
-    for number in range(3):
-        for index, channel in enumerate(channels):
-            await stock.send(channel, {"type": "frame", "socket": index, "n": number})
-    firsts = await asyncio.wait_for(asyncio.gather(*waiting), 5)
-    assert [(m["socket"], m["n"]) for m in firsts] == [(s, 0) for s in range(5)]
-    for index, channel in enumerate(channels):
-        rest = [await asyncio.wait_for(ours.receive(channel), 5) for _ in range(2)]
-        assert [(m["socket"], m["n"]) for m in rest] == [(index, 1), (index, 2)]
+    channels = await assert_sockets_receive_their_own_in_order(ours, stock, 5)
     # A reply sent while the pump waits (BZPOPMIN) arrives too.
     late = asyncio.create_task(ours.receive(channels[0]))
     await asyncio.sleep(0.2)
