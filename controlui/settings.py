@@ -103,6 +103,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "controlui.context_processors.navigation",
             ],
+            # ``{% load timestamps %}`` in every app's templates (``common`` is not an app).
+            "libraries": {"timestamps": "common.timestamps"},
         },
     },
 ]
