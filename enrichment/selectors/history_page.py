@@ -77,23 +77,31 @@ def result_count(filters: HistoryFilters) -> ResultCount:
 
 # Each facet: its filter (a ``HistoryFilters`` field) and its column in ``_window_groups``.
 FACETS = {"outcome": ("outcome", 0), "channel": ("channel", 1), "chatType": ("chat_type", 2)}
+STATUS_SUMS = 4  # where a grouping's runs per derived status start (``with_statuses``)
 
 
-def _window_groups(runs: RunQuerySet) -> list[tuple[str, str, str, int]]:
-    """(outcome, lower-cased channel, chat type, runs) over the newest ``FACET_WINDOW`` of
-    ``runs``: one index range grouped by the database, without reading the runs twice."""
-    window = runs.history_order().values("outcome", "channel", "chat_type")[:FACET_WINDOW]
+def _window_groups(runs: RunQuerySet, *, with_statuses: bool) -> list[tuple[Any, ...]]:
+    """(outcome, lower-cased channel, chat type, runs[, runs per derived status…]) over the
+    newest ``FACET_WINDOW`` of ``runs``: one index range grouped by the database, without
+    reading the runs twice."""
+    columns = ["outcome", "channel", "chat_type"]
+    sums = ""
+    if with_statuses:
+        runs = with_media_flag(runs)
+        columns.extend(FLAGS.values())
+        sums = "".join(f", SUM(CASE WHEN w.{flag} THEN 1 ELSE 0 END)" for flag in FLAGS.values())
+    window = runs.history_order().values(*columns)[:FACET_WINDOW]
     sql, params = window.query.get_compiler(using=runs.db).as_sql()
     with connections[runs.db].cursor() as cursor:
         cursor.execute(
-            "SELECT w.outcome, LOWER(w.channel), w.chat_type, COUNT(*)"
+            f"SELECT w.outcome, LOWER(w.channel), w.chat_type, COUNT(*){sums}"
             f" FROM ({sql}) w GROUP BY 1, 2, 3",
             params,
         )
         return [tuple(row) for row in cursor.fetchall()]
 
 
-def _tally(groups: list[tuple[str, str, str, int]], column: int) -> list[Facet]:
+def _tally(groups: list[tuple[Any, ...]], column: int) -> list[Facet]:
     counts: Counter[str] = Counter()
     for row in groups:
         value = str(row[column] or "")
@@ -103,36 +111,32 @@ def _tally(groups: list[tuple[str, str, str, int]], column: int) -> list[Facet]:
     return [Facet(value, n) for value, n in ranked[:FACET_LIMIT]]
 
 
+def _status_tally(groups: list[tuple[Any, ...]]) -> list[Facet]:
+    return [
+        Facet(status, sum(row[STATUS_SUMS + index] or 0 for row in groups))
+        for index, status in enumerate(FLAGS)
+    ]
+
+
 def facet_counts(filters: HistoryFilters) -> dict[str, list[Facet]]:
     """Runs per value of each facet under every *other* filter (so choosing one outcome
-    still shows how many the other outcomes have). Channels are grouped case-insensitively.
-    Facets whose other filters are the same (all three when none of them is chosen) are
-    counted in one grouping."""
+    still shows how many the other outcomes have), and per derived status the same way.
+    Channels are grouped case-insensitively. Facets whose other filters are the same (all
+    of them when none is chosen) are counted in one grouping."""
     by_base: dict[HistoryFilters, list[str]] = {}
     for name, (field, _) in FACETS.items():
         cleared: dict[str, Any] = {field: ""}
         base = replace(filters, sort=DEFAULT_SORT, **cleared)
         by_base.setdefault(base, []).append(name)
+    by_base.setdefault(replace(filters, sort=DEFAULT_SORT, status=""), []).append("status")
     counts: dict[str, list[Facet]] = {}
     for base, names in by_base.items():
-        groups = _window_groups(base.apply(Run.objects.all()))
+        groups = _window_groups(base.apply(Run.objects.all()), with_statuses="status" in names)
         for name in names:
-            counts[name] = _tally(groups, FACETS[name][1])
-    counts["status"] = status_counts(replace(filters, sort=DEFAULT_SORT, status=""))
+            counts[name] = (
+                _status_tally(groups) if name == "status" else _tally(groups, FACETS[name][1])
+            )
     return counts
-
-
-def status_counts(filters: HistoryFilters) -> list[Facet]:
-    """Runs per derived status among the newest ``FACET_WINDOW`` matching runs, as the other
-    facets: the flags are on the run rows (one index range, summed by the database)."""
-    runs = with_media_flag(filters.apply(Run.objects.all()).history_order())
-    window = runs.values(*FLAGS.values())[:FACET_WINDOW]
-    sql, params = window.query.get_compiler(using=runs.db).as_sql()
-    sums = ", ".join(f"SUM(CASE WHEN w.{flag} THEN 1 ELSE 0 END)" for flag in FLAGS.values())
-    with connections[runs.db].cursor() as cursor:
-        cursor.execute(f"SELECT {sums} FROM ({sql}) w", params)
-        totals = cursor.fetchone()
-    return [Facet(status, total or 0) for status, total in zip(FLAGS, totals, strict=True)]
 
 
 def duration_summary(filters: HistoryFilters) -> DurationSummary:

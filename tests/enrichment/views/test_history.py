@@ -318,15 +318,16 @@ def test_history_pages_older_newer_and_first(user_client) -> None:
 def test_history_query_count_is_constant(user_client, django_assert_num_queries, count) -> None:
     make_runs(count, urls=3, attempts=2)
     # session, user, saved views, one page of runs (their derived statuses are on the rows;
-    # a page holding every match is its own count), one facet grouping (no facet is chosen,
-    # so the three share their filters), the status counts, the durations; on PostgreSQL the
+    # a page holding every match is its own count), one facet grouping (no facet and no
+    # status is chosen, so the three facets and the status counts share their filters), the
+    # durations; on PostgreSQL the
     # URL fragment is planned first (text_search.planned: the table size, an estimate, the
     # runs of a rare fragment in a savepoint)
     planning = 7 if connection.vendor == "postgresql" else 0
     # On PostgreSQL the facets and the durations each run with a time budget: a savepoint,
     # the timeout set and put back, its release (common.bounded).
     budgets = 8 if connection.vendor == "postgresql" else 0
-    with django_assert_num_queries(7 + planning + budgets):
+    with django_assert_num_queries(6 + planning + budgets):
         response = user_client.get("/decisions/?url=example.com")
     assert len(run_ids(response.content.decode())) == count
 

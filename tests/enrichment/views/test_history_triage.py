@@ -160,3 +160,42 @@ def test_too_many_values_are_refused_by_name(user_client) -> None:
         response.status_code in (400, 422)
         and "channel: at most 30 values" in response.content.decode()
     )
+
+
+def facet(html: str, name: str) -> dict[str, int]:
+    """A facet's choices and their counts, as the page shows them."""
+    block = re.search(rf'<fieldset class="facet" id="facet-{name}">.*?</fieldset>', html, re.S)
+    assert block is not None, name
+    found = re.findall(
+        r'value="([^"]*)"[^>]*>\s*<span class="facet-value">[^<]*</span>'
+        r' <span class="facet-count">(\d+)</span>',
+        block[0],
+    )
+    return {value: int(count) for value, count in found}
+
+
+def test_each_facet_counts_under_the_other_filters_with_a_status_and_an_outcome_chosen(
+    user_client,
+) -> None:
+    def flagged(count: int, flags: dict[str, bool], **fields: str) -> None:
+        # as the pipeline stores them (a run without decisions would be restated to none)
+        ids = [run.pk for run in runs(count, **fields)]
+        Run.objects.filter(pk__in=ids).update(**flags)
+
+    flagged(2, {"fallback_used": True}, outcome="success")
+    flagged(1, {"dns_failed": True}, outcome="error")
+    flagged(1, {"fallback_used": True}, outcome="error", channel="slack")
+    runs(1, outcome="success")
+    html = user_client.get("/decisions/?outcome=error&status=fallback").content.decode()
+    assert len(run_ids(html)) == 1
+    # The statuses among the errors (the status filter itself left out)…
+    statuses = facet(html, "status")
+    assert (statuses["fallback"], statuses["dns-failure"], statuses["media"]) == (1, 1, 0)
+    # …the outcomes among the fallbacks (the outcome filter left out)…
+    assert facet(html, "outcome") == {
+        **dict.fromkeys(Run.Outcome.values, 0),
+        "success": 2,
+        "error": 1,
+    }
+    # …and the channels under both.
+    assert facet(html, "channel") == {"slack": 1}
