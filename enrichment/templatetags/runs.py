@@ -13,30 +13,17 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from enrichment.selectors.status import FLAGS, STATUSES
+
 register = template.Library()
 
-# The run's flag (see ``selectors.status``), its badge's class, text and title.
-FLAG_BADGES = (
-    ("has_media", "media", "media", "Attachments went through media understanding"),
-    (
-        "attempts_failed",
-        "attempts-failed",
-        "attempts failed",
-        "CLI attempts failed and no URL got a result",
-    ),
-    (
-        "fallback_used",
-        "fallback",
-        "fallback succeeded",
-        "An attempt failed; a later CLI entry of the chain succeeded",
-    ),
-    (
-        "dns_failed",
-        "dns-failure",
-        "DNS failure",
-        "A link's host did not resolve (not a policy refusal)",
-    ),
-)
+# Each derived status's badge title; its class and text are the status and its label.
+TITLES = {
+    "media": "Attachments went through media understanding",
+    "attempts-failed": "CLI attempts failed and no URL got a result",
+    "fallback": "An attempt failed; a later CLI entry of the chain succeeded",
+    "dns-failure": "A link's host did not resolve (not a policy refusal)",
+}
 
 
 def _outcome_badge(outcome: object) -> str:
@@ -53,8 +40,9 @@ def outcome_badge(outcome: object) -> SafeString:
 def run_status(run: Any) -> SafeString:
     """The outcome, then a badge for each of the run's derived statuses it has."""
     badges = "".join(
-        f' <span class="badge badge-{css}" title="{escape(title)}">{text}</span>'
-        for flag, css, text, title in FLAG_BADGES
+        f' <span class="badge badge-{status}" title="{escape(TITLES[status])}">'
+        f"{escape(STATUSES[status])}</span>"
+        for status, flag in FLAGS.items()
         if getattr(run, flag, False)
     )
     return mark_safe(  # noqa: S308 - escaped outcome, our own badges
