@@ -22,6 +22,13 @@ STATUSES = {
     "fallback": "fallback succeeded",
     "dns-failure": "DNS failure",
 }
+# What each status means (its badge's title).
+DESCRIPTIONS = {
+    "media": "Attachments went through media understanding",
+    "attempts-failed": "CLI attempts failed and no URL got a result",
+    "fallback": "An attempt failed; a later CLI entry of the chain succeeded",
+    "dns-failure": "A link's host did not resolve (not a policy refusal)",
+}
 # The run's field holding each status (``has_media`` is computed: ``with_media_flag``).
 FLAGS = {
     "media": "has_media",

@@ -13,17 +13,9 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from enrichment.selectors.status import FLAGS, STATUSES
+from enrichment.selectors.status import DESCRIPTIONS, FLAGS, STATUSES
 
 register = template.Library()
-
-# Each derived status's badge title; its class and text are the status and its label.
-TITLES = {
-    "media": "Attachments went through media understanding",
-    "attempts-failed": "CLI attempts failed and no URL got a result",
-    "fallback": "An attempt failed; a later CLI entry of the chain succeeded",
-    "dns-failure": "A link's host did not resolve (not a policy refusal)",
-}
 
 
 def _outcome_badge(outcome: object) -> str:
@@ -40,7 +32,7 @@ def outcome_badge(outcome: object) -> SafeString:
 def run_status(run: Any) -> SafeString:
     """The outcome, then a badge for each of the run's derived statuses it has."""
     badges = "".join(
-        f' <span class="badge badge-{status}" title="{escape(TITLES[status])}">'
+        f' <span class="badge badge-{status}" title="{escape(DESCRIPTIONS[status])}">'
         f"{escape(STATUSES[status])}</span>"
         for status, flag in FLAGS.items()
         if getattr(run, flag, False)
