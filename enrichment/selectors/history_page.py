@@ -62,6 +62,7 @@ class HistoryPage:
     facet_window: int  # facets count at most this many of the newest matching runs
     counts_skipped: bool = False  # the count or the facets ran past their time budget
     durations: DurationSummary | None = None  # p50/p95 and histogram of the same window
+    durations_skipped: bool = False  # the chart's read ran past what the budget had left
 
     @property
     def facets_windowed(self) -> bool:
@@ -170,6 +171,7 @@ def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
             facet_window=FACET_WINDOW,
             counts_skipped=count is None or facets is None,
             durations=durations,
+            durations_skipped=durations is None,
         )
 
 

@@ -201,6 +201,7 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         custom_range=bool((filters.since or filters.until) and not filters.range),
         hidden_filters=[(name, filter_params[name]) for name in HIDDEN if name in filter_params],
         durations=found.durations,
+        durations_skipped=found.durations_skipped,
     )
     return context, 200
 

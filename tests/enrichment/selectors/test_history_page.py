@@ -262,6 +262,34 @@ def test_counts_past_their_time_budget_leave_the_rows_and_say_why(user_client, m
     assert re.search(r'id="result-count" data-exact="true">5 runs<', html)
 
 
+def test_a_duration_chart_past_what_the_budget_left_says_so(user_client, monkeypatch) -> None:
+    # The count and the facets fitted their budget, the chart's read did not: the page says
+    # why the chart is missing instead of leaving its place empty.
+    make(5, outcome="success", duration_ms=120)
+    reads = []
+
+    def third_runs_out(budget, read):
+        reads.append(read)
+        return read() if len(reads) < 3 else None
+
+    monkeypatch.setattr("enrichment.selectors.history_page.within", third_runs_out)
+    html = user_client.get("/decisions/?limit=2").content.decode()
+    assert len(reads) == 3  # the count, the facets, the chart
+    assert (
+        'id="counts-skipped"' not in html
+        and option(html, "filter-outcome", "success") == "success (5)"
+    )
+    assert 'id="durations-skipped"' in html and "chart took too long" in html
+    assert 'id="duration-p50"' not in html
+    # Within its budget the chart is drawn and no note is shown.
+    monkeypatch.setattr("enrichment.selectors.history_page.within", lambda budget, read: read())
+    html = user_client.get("/decisions/?limit=2").content.decode()
+    assert re.search(r'id="duration-p50">120 ms<', html) and 'id="durations-skipped"' not in html
+    # Nothing matches: no chart and no note (the empty state speaks).
+    html = user_client.get("/decisions/?outcome=error").content.decode()
+    assert 'id="durations"' not in html
+
+
 def test_a_page_holding_every_match_is_its_own_count(user_client, monkeypatch) -> None:
     make(3, outcome="success")
 
