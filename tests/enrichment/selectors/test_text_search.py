@@ -388,3 +388,69 @@ def test_on_partitioned_storage_a_rare_word_reads_the_months_of_its_runs_only() 
         assert list(runs) == [found]
     scanned = set(re.findall(rf"on ({Run._meta.db_table}_\w+)", plan))
     assert len(scanned) == 1, plan
+
+
+# --- a rare URL fragment: the index reads its rarest trigrams --------------------------------
+
+# Stored URLs as a sample would hold them: every one under "/review/", numbers of all kinds.
+SAMPLE = [f"https://docs.example.com/review/{n * 7919 % 1000}" for n in range(200)]
+
+
+def test_index_terms_are_the_fragments_rarest_trigrams_as_written() -> None:
+    # "rev", "evi", "vie", "iew" are in every sampled URL; the digits' trigrams in none.
+    terms = text_search.index_terms("/Review/481516", SAMPLE)
+    assert terms == ["481", "815", "151", "516"]
+    # Case is kept as written (the URL must hold it so); a trigram index ignores it.
+    assert text_search.index_terms("/docs/AB7X9Q", SAMPLE) == ["AB7", "B7X", "7X9", "X9Q"]
+    # At most INDEX_TERMS, and a long fragment is weighed by its first TERM_CANDIDATES.
+    assert len(text_search.index_terms("/" + "qwertyuiopasdfghjklzxcvbnm" * 20, SAMPLE)) == 4
+
+
+@pytest.mark.parametrize(
+    ("fragment", "sample"),
+    [
+        ("/review/", SAMPLE),  # every trigram common: the fragment as it is
+        ("docs.example.com/review/9", SAMPLE),  # one rare trigram ("w/9" is not one)
+        ("/review/481516", SAMPLE[:49]),  # too few URLs to tell
+        ("/review/481516", []),  # no statistics yet
+    ],
+)
+def test_without_two_rare_trigrams_the_index_reads_the_whole_fragment(fragment, sample) -> None:
+    assert text_search.index_terms(fragment, sample) == []
+
+
+@pytest.fixture
+def fresh_url_sample():
+    text_search._URL_SAMPLES.clear()
+    yield
+    text_search._URL_SAMPLES.clear()
+
+
+@postgres_only
+def test_on_postgres_a_rare_fragment_found_by_its_rarest_trigrams_is_matched_whole(
+    user_client, fresh_url_sample
+) -> None:
+    for minutes in range(200):  # a sample where three URLs of 203 are rare (under 2 %)
+        make_run(minutes + 10, url=f"https://docs.example.com/review/{minutes}")
+    found = make_run(1, url="https://docs.example.com/review/481516?x=1")
+    # Decoys: every rare trigram but not the fragment; the fragment in another case.
+    make_run(2, url="https://docs.example.com/481/815/151/516")
+    make_run(3, url="https://docs.example.com/Review/481516")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_urldecision")
+    assert len(text_search.url_sample()) >= text_search.MIN_URL_SAMPLE
+    listing = text_search.url_listing("/review/481516")
+    assert [row.run_id for row in listing] == [found.pk]
+    sql, params = listing.query.sql_with_params()
+    assert "STRPOS" in sql.upper() and "%481%" in params and "%/review/481516%" not in params
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
+        plan = explain(sql, params)
+        cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
+    assert "urldecision_url_trgm" in plan or "url_idx" in plan, plan
+    # Through the history and the API: the one run, listed as a rare fragment's.
+    with text_search.planned("", "/review/481516") as rare:
+        assert rare == {"url"}
+    assert api_ids(user_client, url="/review/481516") == [found.pk]
+    assert page_ids(user_client, url="/review/481516")[:1] == [found.pk]
+    assert api_ids(user_client, url="/Review/481516") != [found.pk]
