@@ -454,3 +454,20 @@ def test_on_postgres_a_rare_fragment_found_by_its_rarest_trigrams_is_matched_who
     assert api_ids(user_client, url="/review/481516") == [found.pk]
     assert page_ids(user_client, url="/review/481516")[:1] == [found.pk]
     assert api_ids(user_client, url="/Review/481516") != [found.pk]
+
+
+@postgres_only
+def test_on_postgres_the_url_sample_is_bounded_and_read_once_a_while(
+    fresh_url_sample, monkeypatch
+) -> None:
+    for minutes in range(120):
+        make_run(minutes, url=f"https://docs.example.com/review/{minutes}")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_urldecision")
+    monkeypatch.setattr(text_search, "MAX_URL_SAMPLE", 40)
+    sample = text_search.url_sample()
+    assert 30 <= len(sample) <= 40 and "https://docs.example.com/review/0" in sample
+    make_run(1, url="https://docs.example.com/NEW")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_urldecision")
+    assert text_search.url_sample() is sample  # until URL_SAMPLE_SECONDS have passed
