@@ -439,7 +439,7 @@ def test_on_postgres_a_rare_fragment_found_by_its_rarest_trigrams_is_matched_who
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE enrichment_urldecision")
     assert len(text_search.url_sample()) >= text_search.MIN_URL_SAMPLE
-    listing = text_search.url_listing("/review/481516")
+    listing, whole = text_search.url_listings("/review/481516")
     assert [row.run_id for row in listing] == [found.pk]
     sql, params = listing.query.sql_with_params()
     assert "STRPOS" in sql.upper() and "%481%" in params and "%/review/481516%" not in params
@@ -471,3 +471,32 @@ def test_on_postgres_the_url_sample_is_bounded_and_read_once_a_while(
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE enrichment_urldecision")
     assert text_search.url_sample() is sample  # until URL_SAMPLE_SECONDS have passed
+
+
+@postgres_only
+def test_on_postgres_rarest_trigrams_that_take_too_long_give_way_to_the_whole_fragment(
+    user_client, fresh_url_sample, monkeypatch
+) -> None:
+    # Trigrams rare one by one can be common together (those of a word in many URLs): the
+    # shortcut has SHORTCUT_MS, then the whole fragment is listed, and the answer is the same.
+    for minutes in range(200):
+        make_run(minutes + 10, url=f"https://docs.example.com/review/{minutes}")
+    found = make_run(1, url="https://docs.example.com/review/481516")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_urldecision")
+    tried = []
+    summed = text_search._summed
+
+    def slow_shortcut(cursor, rows, run_id, run_time):
+        tried.append("STRPOS" in str(rows.query).upper())
+        if tried[-1]:
+            cursor.execute("SELECT pg_sleep(0.2)")  # past its budget: cancelled
+        return summed(cursor, rows, run_id, run_time)
+
+    monkeypatch.setattr(text_search, "_summed", slow_shortcut)
+    monkeypatch.setattr(text_search, "SHORTCUT_MS", 20)
+    with text_search.planned("", "/review/481516") as rare:
+        assert rare == {"url"}
+        runs = list(HistoryFilters(url="/review/481516").apply(Run.objects.all()))
+    assert tried == [True, False] and runs == [found]
+    assert api_ids(user_client, url="/review/481516") == [found.pk]
