@@ -33,7 +33,7 @@ list per trigram of the fragment, and a word's first letters ("  r", " re" of
 "/review/…") or a number's first digit are in a tenth of the URLs: at 10M runs such lists
 were most of the 40 ms it took to find the one URL holding ``/review/481516``, where its
 four rarest trigrams alone took 6 ms. So the listing asks the index for the fragment's
-rarest few trigrams (``index_terms``: by their share of a sample of the stored URLs,
+rarest few trigrams (``common.trigrams``: by their share of a sample of the stored URLs,
 PostgreSQL's own statistics of the column) and tests the whole fragment on the URLs it
 finds; without a sample, or with fewer than two rare trigrams, it asks for the fragment.
 Trigrams rare one by one may be common together (the four of "deploy", in one URL of
@@ -62,6 +62,7 @@ from django.db.models.sql.compiler import SQLCompiler
 
 from common.bounded import within
 from common.errors import InvalidInput
+from common.trigrams import rarest_trigrams
 from enrichment.models import Run, UrlDecision
 
 MIN_URL_FRAGMENT = 3
@@ -82,22 +83,14 @@ MAYBE_RARE_ESTIMATE = 2 * RARE_MATCHES
 # ... or when it is no more than PostgreSQL's guess for a word absent from its statistics,
 # at most 0.5 % of the rows (DEFAULT_TS_MATCH_SEL); twice that, since estimates are rounded.
 COMMON_WORD_SHARE = 0.01
-# A rare fragment's listing asks the index for at most INDEX_TERMS of its trigrams, each in
-# at most RARE_TRIGRAM_SHARE of the sampled URLs (a trigram in none is rarest), from a
-# sample of at least MIN_URL_SAMPLE URLs (at most MAX_URL_SAMPLE, spread over what the
-# statistics hold), read again after URL_SAMPLE_SECONDS; a fragment's first
-# TERM_CANDIDATES distinct trigrams are weighed (a long one has plenty): at most 24,000
-# substring tests, about 1 ms.
-INDEX_TERMS = 4
-RARE_TRIGRAM_SHARE = 0.02
-MIN_URL_SAMPLE = 50
+# A rare fragment's listing weighs its trigrams (``common.trigrams``) against a sample of
+# at most MAX_URL_SAMPLE stored URLs (spread over what the statistics hold), read again
+# after URL_SAMPLE_SECONDS.
 MAX_URL_SAMPLE = 1000
 URL_SAMPLE_SECONDS = 600
-TERM_CANDIDATES = 24
 # The rarest trigrams' listing answers within this or gives way to the whole fragment's
 # (4 ms at 10M runs when they are rare together; the whole fragment's 40 ms).
 SHORTCUT_MS = 25
-_WORD_RUN = re.compile(r"[^\W_]{3,}")
 
 
 @dataclass(frozen=True)
@@ -269,28 +262,6 @@ def url_condition(fragment: str) -> HasUrl:
     return HasUrl(fragment)
 
 
-def index_terms(fragment: str, sample: Sequence[str]) -> list[str]:
-    """The three-character parts of ``fragment`` (letters or digits) that are rarest in
-    ``sample`` (stored URLs, lower case; a trigram index ignores case), at most
-    ``INDEX_TERMS``, rarest first; none when fewer than two are rare or the sample is too
-    small to tell. Every URL holding ``fragment`` holds each of them, as written."""
-    if len(sample) < MIN_URL_SAMPLE:
-        return []
-    candidates: dict[str, str] = {}  # lower case → as written (the first one)
-    for run in _WORD_RUN.finditer(fragment):
-        for start in range(len(run.group()) - 2):
-            term = run.group()[start : start + 3]
-            candidates.setdefault(term.lower(), term)
-        if len(candidates) >= TERM_CANDIDATES:
-            break
-    weighed = sorted(
-        (sum(key in url for url in sample) / len(sample), position, term)
-        for position, (key, term) in enumerate(list(candidates.items())[:TERM_CANDIDATES])
-    )
-    rare = [term for share, _, term in weighed if share <= RARE_TRIGRAM_SHARE][:INDEX_TERMS]
-    return rare if len(rare) >= 2 else []
-
-
 _URL_SAMPLES: dict[str, tuple[float, list[str]]] = {}  # database alias → (until, sample)
 
 
@@ -320,12 +291,12 @@ def url_sample(using: str = DEFAULT_DB_ALIAS) -> list[str]:
 
 def url_listings(fragment: str, using: str = DEFAULT_DB_ALIAS) -> list[QuerySet[UrlDecision]]:
     """The URL rows holding ``fragment``, as the listing tries them: first written for the
-    trigram index to read the fragment's rarest trigrams only (``index_terms``; the fragment
+    trigram index to read the fragment's rarest trigrams only (``rarest_trigrams``; the fragment
     itself tested on the rows found by ``strpos``, which no index answers) when it has
     them, then the fragment as it is."""
     urls = UrlDecision.objects.using(using)
     whole = urls.filter(url__contains=fragment)
-    terms = index_terms(fragment, url_sample(using))
+    terms = rarest_trigrams(fragment, url_sample(using))
     if not terms:
         return [whole]
     rarest = (
@@ -416,9 +387,10 @@ def planned(
         table_rows = float(reltuples)
     texts = {"q": q, "url": url}
     candidates: dict[str, tuple[list[QuerySet[Any]], str, str]] = {}
-    words = Run.objects.using(using).filter(BodyMatches(q))
-    if q and _maybe_rare(words, table_rows):
-        candidates["q"] = ([words], "pk", "created_at")
+    if q:
+        words = Run.objects.using(using).filter(BodyMatches(q))
+        if _maybe_rare(words, table_rows):
+            candidates["q"] = ([words], "pk", "created_at")
     if url and _maybe_rare(UrlDecision.objects.using(using).filter(url__contains=url), table_rows):
         candidates["url"] = (url_listings(url, using), "run_id", "run_created_at")
     runs = _rare_runs(candidates, using) if candidates else {}

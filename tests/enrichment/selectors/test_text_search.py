@@ -19,6 +19,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from common import trigrams
 from enrichment.models import Run, UrlDecision
 from enrichment.selectors import HistoryFilters, decision_export_chunk, decision_list, text_search
 from enrichment.selectors.history_page import history_page
@@ -392,31 +393,7 @@ def test_on_partitioned_storage_a_rare_word_reads_the_months_of_its_runs_only() 
 
 # --- a rare URL fragment: the index reads its rarest trigrams --------------------------------
 
-# Stored URLs as a sample would hold them: every one under "/review/", numbers of all kinds.
-SAMPLE = [f"https://docs.example.com/review/{n * 7919 % 1000}" for n in range(200)]
-
-
-def test_index_terms_are_the_fragments_rarest_trigrams_as_written() -> None:
-    # "rev", "evi", "vie", "iew" are in every sampled URL; the digits' trigrams in none.
-    terms = text_search.index_terms("/Review/481516", SAMPLE)
-    assert terms == ["481", "815", "151", "516"]
-    # Case is kept as written (the URL must hold it so); a trigram index ignores it.
-    assert text_search.index_terms("/docs/AB7X9Q", SAMPLE) == ["AB7", "B7X", "7X9", "X9Q"]
-    # At most INDEX_TERMS, and a long fragment is weighed by its first TERM_CANDIDATES.
-    assert len(text_search.index_terms("/" + "qwertyuiopasdfghjklzxcvbnm" * 20, SAMPLE)) == 4
-
-
-@pytest.mark.parametrize(
-    ("fragment", "sample"),
-    [
-        ("/review/", SAMPLE),  # every trigram common: the fragment as it is
-        ("docs.example.com/review/9", SAMPLE),  # one rare trigram ("w/9" is not one)
-        ("/review/481516", SAMPLE[:49]),  # too few URLs to tell
-        ("/review/481516", []),  # no statistics yet
-    ],
-)
-def test_without_two_rare_trigrams_the_index_reads_the_whole_fragment(fragment, sample) -> None:
-    assert text_search.index_terms(fragment, sample) == []
+# The choice of trigrams itself is pure: tests/common/test_trigrams.py.
 
 
 @pytest.fixture
@@ -438,7 +415,7 @@ def test_on_postgres_a_rare_fragment_found_by_its_rarest_trigrams_is_matched_who
     make_run(3, url="https://docs.example.com/Review/481516")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE enrichment_urldecision")
-    assert len(text_search.url_sample()) >= text_search.MIN_URL_SAMPLE
+    assert len(text_search.url_sample()) >= trigrams.MIN_SAMPLE
     listing, whole = text_search.url_listings("/review/481516")
     assert [row.run_id for row in listing] == [found.pk]
     sql, params = listing.query.sql_with_params()
