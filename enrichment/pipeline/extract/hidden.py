@@ -111,10 +111,29 @@ def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
     A browser never renders a ``<dialog>`` without ``open``, and a modal
     (``aria-modal="true"``) is kept out of view by the page's styles until a script opens
     it over the page; its words are a prompt, not the page's content. A modal holding at
-    least half of the page's words is the page itself, shown in a modal frame: it stays.
+    least half of the page's words is the page itself, shown in a modal frame: it stays,
+    unless the page has a headline (an ``<h1>``) that the modal neither holds nor stands
+    under (inside the element holding the headline, as the page's body does). A cookie
+    preference centre listing every partner's purposes can outweigh the page it is opened
+    over; it stands apart from that page's headline.
     """
     dialogs = _DIALOGS(tree)
-    return _less_than_half(tree, dialogs) if dialogs else []
+    if not dialogs:
+        return []
+    small = _less_than_half(tree, dialogs)
+    if len(small) == len(dialogs):
+        return small
+    headed = [h1.getparent() for h1 in tree.iter("h1")]
+    if not headed:
+        return small
+    return [dialog for dialog in dialogs if dialog in small or not _headed(dialog, headed)]
+
+
+def _headed(dialog: etree._Element, headed: list[etree._Element | None]) -> bool:
+    """Whether ``dialog`` holds an ``<h1>`` or lies in an element holding one (``headed``)."""
+    if next(dialog.iter("h1"), None) is not None:
+        return True
+    return any(above in headed for above in dialog.iterancestors())
 
 
 def _disclosure_panel_ids(tree: lxml.html.HtmlElement) -> frozenset[str]:

@@ -328,3 +328,25 @@ def test_control_characters_in_a_page_do_not_break_its_cleaning(
     )
     text = extract_html(page, mode=mode).text
     assert "Harbour works resume" in text and control not in text
+
+
+def test_modal_outweighing_a_page_whose_headline_stands_outside_it_is_removed() -> None:
+    # A cookie preference centre lists each partner's purposes: more words than the short
+    # page it opens over, but the page's headline is outside it.
+    purposes = "".join(
+        f"<h4>Partner {i} cookies</h4><p>Partner {i} stores cookies on your device to measure "
+        f"visits, build a profile of your interests and show you relevant adverts.</p>"
+        f'<label><input type="checkbox"> Allow partner {i}</label>'
+        for i in range(12)
+    )
+    centre = (
+        '<div role="dialog" aria-modal="true" aria-label="Privacy preference centre">'
+        f"<h2>Your privacy</h2>{purposes}<button>Confirm my choices</button></div>"
+    )
+    html = (
+        "<html><body><nav><a href='/'>Home</a></nav><main><h1>Harbour works</h1>"
+        f"{PARAGRAPHS[:600]}</main>{centre}</body></html>"
+    )
+    text = extract_html(html).text
+    assert "Paragraph 0 of the visible" in text and "Paragraph 3 of the visible" in text
+    assert "cookies" not in text and "Confirm my choices" not in text
