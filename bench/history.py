@@ -14,9 +14,9 @@ so an interrupted seed leaves the previous state. A database already holding exa
 ``--runs`` runs is reused unless ``--reseed`` is given.
 
 Scenarios include the text filters: full-text words (common, two words, a rare ``ref-NNNNNN``,
-an absent one, a rare one with a channel), URL fragments (a host, a rare path, three
-characters) and the refused 1-2 character fragments (their 422 is timed too), and on the
-history page the derived statuses. The page's count and facets have a time budget
+an absent one, a rare one with a channel), URL fragments (a host, a rare path, a host and a
+path, three characters) and the refused 1-2 character fragments (their 422 is timed too),
+and on the history page the derived statuses. The page's count and facets have a time budget
 (``HISTORY_COUNTS_BUDGET_MS``): past it the page is served without them, which is counted
 in the timings like any other answer.
 
@@ -551,6 +551,15 @@ def scenarios(rng: random.Random) -> list[Scenario]:
     ]
     from enrichment.selectors import SORTS
 
+    # A host and a path as a user pastes them: every trigram common, or rare only together
+    # with the others of its word ("docs.example.com/deploy/1"). Its own generator, so the
+    # other scenarios' fragments stay as they were.
+    pasted_rng = random.Random(SEED + 1)
+    pasted = [
+        f"{pasted_rng.choice(HOSTS)}/{pasted_rng.choice(WORDS)}/{pasted_rng.randrange(1, 10)}"
+        for _ in range(10)
+    ]
+
     ordered = Run.objects.only("id", "created_at").history_order()
     # Ten cursors about half-way down (spaced 997 runs apart at full size, closer in a small log).
     step = min(997, max(1, total // 20))
@@ -603,6 +612,7 @@ def scenarios(rng: random.Random) -> list[Scenario]:
             "api",
             [f"/api/decisions?url=/{rng.choice(WORDS)}/{rng.randrange(10**6)}" for _ in range(10)],
         ),
+        Scenario("API url host + path", "api", [f"/api/decisions?url={f}" for f in pasted]),
         Scenario(
             "API url 3 chars",
             "api",
@@ -665,6 +675,7 @@ def scenarios(rng: random.Random) -> list[Scenario]:
             [f"{history}?url=/{rng.choice(WORDS)}/{rng.randrange(10**6)}" for _ in range(10)],
         ),
         Scenario("HTML url substring", "html", [f"{history}?url={h}/" for h in HOSTS]),
+        Scenario("HTML url host + path", "html", [f"{history}?url={f}" for f in pasted]),
         Scenario(
             "HTML url 3 chars",
             "html",

@@ -29,16 +29,19 @@ at the page's last row (16 ms), or walk it with parallel workers (45-55 ms for a
 in 0.6 % of the URLs, 19 ms alone).
 
 Listing a rare URL fragment's runs (``url_listings``). The trigram index reads a posting
-list per trigram of the fragment, and a word's first letters ("  r", " re" of
-"/review/…") or a number's first digit are in a tenth of the URLs: at 10M runs such lists
-were most of the 40 ms it took to find the one URL holding ``/review/481516``, where its
-four rarest trigrams alone took 6 ms. So the listing asks the index for the fragment's
-rarest few trigrams (``common.trigrams``: by their share of a sample of the stored URLs,
-PostgreSQL's own statistics of the column) and tests the whole fragment on the URLs it
-finds; without a sample, or with fewer than two rare trigrams, it asks for the fragment.
-Trigrams rare one by one may be common together (the four of "deploy", in one URL of
-ninety: at 10M runs 167,000 rows to test, 13 s), so that shortcut has ``SHORTCUT_MS`` to
-answer and otherwise gives way to the whole fragment.
+list per trigram of the fragment and tests the rows in all of them. A word's first letters
+("  r", " re" of "/review/…") or a number's first digit are in a tenth of the URLs, a
+host's trigrams in an eighth, "example" or "com" in nearly all: at 10M runs such lists were
+most of the 40 ms it took to find the one URL holding ``/review/481516`` (its rarest
+trigrams alone: 6 ms), and of the 0.6 s for ``docs.example.com/deploy/1``. So the listing
+asks the index for a few parts of the fragment (``common.trigrams.index_terms``): those
+that narrow the matches in a sample of the stored URLs (PostgreSQL's own statistics of the
+column), rarest first, and tests the whole fragment on the URLs found; without a sample, or
+when the parts are not rare together, it asks for the fragment. The parts of one word are
+rare one by one but always together (the four of "deploy", in one URL of ninety: at 10M
+runs 167,000 rows to test, 13 s), so one of them is read and a host's part next (36 ms).
+The sample cannot always tell, so that shortcut has ``SHORTCUT_MS`` to answer and
+otherwise gives way to the whole fragment.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ from django.db.models.sql.compiler import SQLCompiler
 
 from common.bounded import within
 from common.errors import InvalidInput
-from common.trigrams import rarest_trigrams
+from common.trigrams import index_terms
 from enrichment.models import Run, UrlDecision
 
 MIN_URL_FRAGMENT = 3
@@ -83,14 +86,15 @@ MAYBE_RARE_ESTIMATE = 2 * RARE_MATCHES
 # ... or when it is no more than PostgreSQL's guess for a word absent from its statistics,
 # at most 0.5 % of the rows (DEFAULT_TS_MATCH_SEL); twice that, since estimates are rounded.
 COMMON_WORD_SHARE = 0.01
-# A rare fragment's listing weighs its trigrams (``common.trigrams``) against a sample of
-# at most MAX_URL_SAMPLE stored URLs (spread over what the statistics hold), read again
-# after URL_SAMPLE_SECONDS.
+# A rare fragment's listing weighs its parts (``common.trigrams``) against a sample of at
+# most MAX_URL_SAMPLE stored URLs (spread over what the statistics hold), read again after
+# URL_SAMPLE_SECONDS.
 MAX_URL_SAMPLE = 1000
 URL_SAMPLE_SECONDS = 600
-# The rarest trigrams' listing answers within this or gives way to the whole fragment's
-# (4 ms at 10M runs when they are rare together; the whole fragment's 40 ms).
-SHORTCUT_MS = 25
+# The chosen parts' listing answers within this or gives way to the whole fragment's. At
+# 10M runs: 6-8 ms for a rare path (the whole fragment's 45-55 ms), 32-62 ms for a host
+# and a path (570-720 ms), where the sample could not tell how much the parts narrow.
+SHORTCUT_MS = 100
 
 
 @dataclass(frozen=True)
@@ -291,12 +295,12 @@ def url_sample(using: str = DEFAULT_DB_ALIAS) -> list[str]:
 
 def url_listings(fragment: str, using: str = DEFAULT_DB_ALIAS) -> list[QuerySet[UrlDecision]]:
     """The URL rows holding ``fragment``, as the listing tries them: first written for the
-    trigram index to read the fragment's rarest trigrams only (``rarest_trigrams``; the fragment
+    trigram index to read a few of the fragment's parts only (``index_terms``; the fragment
     itself tested on the rows found by ``strpos``, which no index answers) when it has
     them, then the fragment as it is."""
     urls = UrlDecision.objects.using(using)
     whole = urls.filter(url__contains=fragment)
-    terms = rarest_trigrams(fragment, url_sample(using))
+    terms = index_terms(fragment, url_sample(using))
     if not terms:
         return [whole]
     rarest = (

@@ -404,7 +404,7 @@ def fresh_url_sample():
 
 
 @postgres_only
-def test_on_postgres_a_rare_fragment_found_by_its_rarest_trigrams_is_matched_whole(
+def test_on_postgres_a_rare_fragment_found_by_its_index_terms_is_matched_whole(
     user_client, fresh_url_sample
 ) -> None:
     for minutes in range(200):  # a sample where three URLs of 203 are rare (under 2 %)
@@ -434,6 +434,32 @@ def test_on_postgres_a_rare_fragment_found_by_its_rarest_trigrams_is_matched_who
 
 
 @postgres_only
+def test_on_postgres_a_host_and_path_is_found_by_the_parts_that_narrow_it(
+    user_client, fresh_url_sample
+) -> None:
+    # Eight hosts, twelve paths: "deploy" is in a twelfth of the URLs, "docs" in an eighth.
+    words = "deploy review build release status upgrade invoice ticket query guide plan team"
+    minutes = 10
+    for host in ("docs", "blog", "shop", "news", "wiki", "mail", "maps", "chat"):
+        for word in words.split():
+            for number in (2, 3, 4):
+                make_run(minutes, url=f"https://{host}.example.com/{word}/{number}")
+                minutes += 1
+    found = make_run(1, url="https://docs.example.com/deploy/1234")
+    # Decoys: every part but not the fragment; the path on another host.
+    make_run(2, url="https://docs.example.com/x/1/deploy")
+    make_run(3, url="https://blog.example.com/deploy/1")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE enrichment_urldecision")
+    listing, _ = text_search.url_listings("docs.example.com/deploy/1")
+    sql, params = listing.query.sql_with_params()
+    # One part of "deploy", one of "docs", and "/1" (a word starting with 1, to the index).
+    assert {"%dep%", "%doc%", "%/1%"} <= set(params) and "%exa%" not in params, params
+    assert [row.run_id for row in listing] == [found.pk]
+    assert api_ids(user_client, url="docs.example.com/deploy/1") == [found.pk]
+
+
+@postgres_only
 def test_on_postgres_the_url_sample_is_bounded_and_read_once_a_while(
     fresh_url_sample, monkeypatch
 ) -> None:
@@ -451,7 +477,7 @@ def test_on_postgres_the_url_sample_is_bounded_and_read_once_a_while(
 
 
 @postgres_only
-def test_on_postgres_rarest_trigrams_that_take_too_long_give_way_to_the_whole_fragment(
+def test_on_postgres_index_terms_that_take_too_long_give_way_to_the_whole_fragment(
     user_client, fresh_url_sample, monkeypatch
 ) -> None:
     # Trigrams rare one by one can be common together (those of a word in many URLs): the
