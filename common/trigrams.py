@@ -37,10 +37,10 @@ from dataclasses import dataclass
 # is, narrows nothing: its list is not read). When the sample can tell no more, the
 # rarest part of each word not read yet follows, if in at most OTHER_WORD_SHARE (words
 # vary apart, so each narrows about by its share: at 10M runs reading a host's 2.5M-entry
-# list took 10 ms and spared 60 ms of testing rows) and not in all of the MIN_SEEN or more
-# values that held the chosen parts before none was left, then other rare parts. A text's first
-# CANDIDATES distinct parts are weighed (a long one has plenty): with a sample of 1,000
-# values at most 48,000 tests, a few ms.
+# list took 10 ms and spared 60 ms of testing rows) and not in all of the values, if
+# MIN_SEEN or more, that held the chosen parts before none was left; then other rare
+# parts. A text's first CANDIDATES distinct parts are weighed (a long one has plenty):
+# with a sample of 1,000 values at most 48,000 tests, a few ms.
 MAX_TERMS = 4
 RARE_SHARE = 0.02
 OTHER_WORD_SHARE = 0.25
