@@ -102,8 +102,15 @@ def _parts(text: str) -> Iterator[_Part]:
     1; none for the text's first word, whose start is unknown)."""
     for index, word in enumerate(_WORD.finditer(text)):
         if word.end() - word.start() < 3 and word.start() > 0:
-            starts = re.compile(r"(?<![^\W_])" + re.escape(word.group().lower()))
-            yield _Part(text[word.start() - 1 : word.end()], index, starts.search)
+            yield _Part(text[word.start() - 1 : word.end()], index, _starting(word.group()))
         for start in range(word.start(), word.end() - 2):
             trigram = text[start : start + 3]
             yield _Part(trigram, index, re.compile(re.escape(trigram.lower())).search)
+
+
+def _starting(word: str) -> Callable[[str], object]:
+    """Whether a value holds a word starting with ``word`` (a substring test first: the
+    pattern's look-behind is slow to search a value with)."""
+    needle = word.lower()
+    pattern = re.compile(r"(?<![^\W_])" + re.escape(needle))
+    return lambda value: needle in value and pattern.search(value)
