@@ -1,4 +1,4 @@
-"""The trigrams a trigram index reads to find a URL fragment: the rarest in a sample."""
+"""The parts of a URL fragment a trigram index reads: those that narrow it in a sample."""
 
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ def test_a_word_too_short_for_a_trigram_is_read_by_its_start() -> None:
 
 
 def test_trigrams_common_together_are_not_read() -> None:
-    # "deploy" and "docs" narrow the sample, but a host and a word together are in 1/96
-    # of it only with the host; the word alone is in a twelfth: not rare, read the text.
+    # A word alone (in a twelfth of the URLs) or a host alone (in an eighth) is not rare,
+    # however its parts are read: the whole fragment is read.
     assert index_terms("/deploy/", SITES) == []
     assert index_terms("docs.example.com", SITES) == []
 
@@ -76,10 +76,10 @@ def test_trigrams_common_together_are_not_read() -> None:
     ("fragment", "sample"),
     [
         ("/review/", SAMPLE),  # every trigram common: the fragment as it is
-        ("docs.example.com/review/9", SAMPLE),  # one rare trigram ("w/9" is not one)
+        ("docs.example.com/review/9", SAMPLE),  # "/9" (a number from 9) in a tenth
         ("/review/481516", SAMPLE[:49]),  # too few URLs to tell
         ("/review/481516", []),  # no statistics yet
     ],
 )
-def test_without_two_rare_trigrams_the_index_reads_the_whole_fragment(fragment, sample) -> None:
+def test_without_rare_parts_the_index_reads_the_whole_fragment(fragment, sample) -> None:
     assert index_terms(fragment, sample) == []

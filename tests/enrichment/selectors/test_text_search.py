@@ -391,9 +391,9 @@ def test_on_partitioned_storage_a_rare_word_reads_the_months_of_its_runs_only() 
     assert len(scanned) == 1, plan
 
 
-# --- a rare URL fragment: the index reads its rarest trigrams --------------------------------
+# --- a rare URL fragment: the index reads the parts that narrow it ---------------------------
 
-# The choice of trigrams itself is pure: tests/common/test_trigrams.py.
+# The choice of the parts itself is pure: tests/common/test_trigrams.py.
 
 
 @pytest.fixture
@@ -452,7 +452,7 @@ def test_on_postgres_a_host_and_path_is_found_by_the_parts_that_narrow_it(
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE enrichment_urldecision")
     listing, _ = text_search.url_listings("docs.example.com/deploy/1")
-    sql, params = listing.query.sql_with_params()
+    _, params = listing.query.sql_with_params()
     # One part of "deploy", one of "docs", and "/1" (a word starting with 1, to the index).
     assert {"%dep%", "%doc%", "%/1%"} <= set(params) and "%exa%" not in params, params
     assert [row.run_id for row in listing] == [found.pk]
