@@ -115,6 +115,7 @@ DATABASES = {
     ).as_django(
         pool_max_size=read_int("DATABASE_POOL_MAX_SIZE", 10, minimum=0),
         pool_timeout=read_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
+        jit=read_bool("DATABASE_JIT", False),
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

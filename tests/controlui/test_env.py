@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -91,12 +92,29 @@ def test_postgres_gets_a_bounded_pool_and_never_persistent_connections() -> None
     pooled = setting.as_django(pool_max_size=7, pool_timeout=3)
     assert pooled["CONN_MAX_AGE"] == 0 and pooled["CONN_HEALTH_CHECKS"] is True
     assert pooled["OPTIONS"] == {
-        "pool": {"min_size": 2, "max_size": 7, "timeout": 3, "max_idle": 60}
+        "options": "-c jit=off",
+        "pool": {"min_size": 2, "max_size": 7, "timeout": 3, "max_idle": 60},
     }
     tiny = setting.as_django(pool_max_size=1)["OPTIONS"]
     assert isinstance(tiny, dict) and tiny["pool"]["min_size"] == 1
     unpooled = setting.as_django(pool_max_size=0)
-    assert unpooled["CONN_MAX_AGE"] == 0 and unpooled["OPTIONS"] == {}
+    assert unpooled["CONN_MAX_AGE"] == 0 and unpooled["OPTIONS"] == {"options": "-c jit=off"}
+
+
+def test_postgres_sessions_start_with_jit_off_unless_asked_for() -> None:
+    # The JIT compiler spent 0.1-0.7 s compiling history reads that run in milliseconds.
+    plain = parse_database_url("postgres://db.internal/control", base_dir=Path("/"))
+    assert plain.as_django(jit=True)["OPTIONS"] == {"pool": ANY}
+    # The URL's own startup options are kept, after ours.
+    mine = parse_database_url(
+        "postgres://db.internal/control?options=-c%20search_path%3Dlog", base_dir=Path("/")
+    ).as_django()["OPTIONS"]
+    assert isinstance(mine, dict) and mine["options"] == "-c jit=off -c search_path=log"
+    # A URL that says what JIT should be is obeyed.
+    chosen = parse_database_url(
+        "postgres://db.internal/control?options=-c%20jit%3Don", base_dir=Path("/")
+    ).as_django()["OPTIONS"]
+    assert isinstance(chosen, dict) and chosen["options"] == "-c jit=on"
 
 
 @pytest.mark.parametrize(
