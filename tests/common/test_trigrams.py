@@ -83,3 +83,27 @@ def test_trigrams_common_together_are_not_read() -> None:
 )
 def test_without_rare_parts_the_index_reads_the_whole_fragment(fragment, sample) -> None:
     assert index_terms(fragment, sample) == []
+
+
+def test_a_part_every_url_holding_a_chosen_part_holds_is_not_read() -> None:
+    # Hosts of their own top-level domains: "org" is only ever beside "code". Once "dep",
+    # "cod" and "/1" leave fewer URLs than the sample can tell by, "org" would be read as
+    # another word, but every sampled URL holding "cod" holds it: its list narrows nothing
+    # (at 10M runs, "org" after "git" of github.example.org cost a tenth of the listing).
+    hosts = ("docs.example.com", "code.example.org", "news.example.net", "wiki.example.io")
+    words = ["deploy", *(f"w{i:02d}x" for i in range(29))]
+    sample = [
+        f"https://{h}/{w}/{n}"
+        for h in (*hosts, "shop.example.co")
+        for w in words
+        for n in (1, 22, 333, 4444)
+    ]
+    assert index_terms("code.example.org/deploy/1", sample) == ["dep", "cod", "/1"]
+    # Where some URLs hold "cod" without "org" and others "org" without "cod", "org"
+    # narrows and is read.
+    sample[-6:] = [
+        f"https://{h}.example.{d}/w00x/{n}"
+        for h, d in (("code", "io"), ("shop", "org"))
+        for n in (5, 66, 777)
+    ]
+    assert index_terms("code.example.org/deploy/1", sample) == ["dep", "cod", "/1", "org"]
