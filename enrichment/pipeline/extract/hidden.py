@@ -69,6 +69,7 @@ _PANEL_CLASS = re.compile(r"accordion|collaps", re.IGNORECASE)
 # A ``<dialog>`` without ``open`` (never rendered) or a block declaring itself a modal
 # dialog (``aria-modal="true"``): see ``_closed_dialogs``.
 _DIALOGS = etree.XPath("//dialog[not(@open)] | //*[@aria-modal='true']")
+_MAINS = etree.XPath("//main | //*[@role='main']")
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(?:\.0*)?\s*(?:;|$)"
@@ -265,13 +266,36 @@ def _without_reveal_wrappers(
     ``<div style="opacity:0">`` or ``visibility:hidden`` until a script reveals it. Text
     smuggled in for a model is a small part of a visible page; a transparent block holding at
     least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
-    hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size.
+    hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size;
+    but a block hidden by a class alone that holds the page's ``<main>`` landmark is the page
+    too, hidden until a script takes the class off (``<div class="root hide">`` around it).
     """
-    fades = [element for element in doomed if _is_fade_in(element)]
+    holding_main = _main_ancestors(tree)
+    fades = [
+        element
+        for element in doomed
+        if _is_fade_in(element) or (element in holding_main and _hidden_by_class_only(element))
+    ]
     if not fades:
         return doomed  # the page's words are counted only when a wrapper could be kept
     small = set(_less_than_half(tree, fades))
     return [element for element in doomed if element in small or element not in fades]
+
+
+def _main_ancestors(tree: lxml.html.HtmlElement) -> set[etree._Element]:
+    """The elements holding the page's main landmark (``<main>``, ``role="main"``)."""
+    return {ancestor for main in _MAINS(tree) for ancestor in main.iterancestors()}
+
+
+def _hidden_by_class_only(element: etree._Element) -> bool:
+    """Whether a hidden element is hidden by its class list and by nothing else."""
+    get = element.get
+    return (
+        get("hidden") is None
+        and (get("aria-hidden") or "").strip() not in ("true", "1")
+        and not _HIDDEN_STYLE.search(get("style") or "")
+        and _names_hiding_class(get("class") or "")
+    )
 
 
 def _less_than_half(

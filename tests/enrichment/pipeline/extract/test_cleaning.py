@@ -70,6 +70,44 @@ def test_whole_page_hidden_otherwise_than_by_fading_stays_unreadable(wrapper: st
     assert caught.value.reason == "no readable content"
 
 
+@pytest.mark.parametrize("hiding", ['class="root hide"', 'class="js-hidden"'])
+def test_whole_page_hidden_by_a_class_until_scripts_run_is_read(hiding: str) -> None:
+    # A wrapper around the page's <main> landmark and most of its words, hidden by a class a
+    # script takes off once the page has loaded: the page itself, as a browser shows it.
+    html = (
+        _page(PARAGRAPHS)
+        .replace("<body>", f"<body><div {hiding}>")
+        .replace("</body>", "</div></body>")
+    )
+    text = extract_html(html).text
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [f'<div class="hide"><main><p>{INJECTION}</p></main></div>',
+     f'<div hidden><main><p>{INJECTION}</p></main></div>'],
+    ids=["class", "hidden-attr"],
+)  # fmt: skip
+def test_a_hidden_main_landmark_in_a_visible_page_is_removed(hidden: str) -> None:
+    # A <main> inside a small hidden block does not make it the page: the block holds a
+    # small part of the page's words.
+    text = extract_html(_page(PARAGRAPHS[:400] + hidden + PARAGRAPHS[400:])).text
+    assert "attacker@example.com" not in text and "Paragraph 7" in text
+
+
+@pytest.mark.parametrize(
+    "wrapper", ["<div hidden>", '<div aria-hidden="true">', '<div style="display:none">']
+)
+def test_whole_page_hidden_otherwise_than_by_a_class_stays_unreadable_with_its_main(
+    wrapper: str,
+) -> None:
+    html = f"<html><body>{wrapper}<main>{PARAGRAPHS}</main></div></body></html>"
+    with pytest.raises(ExtractionError) as caught:
+        extract_html(html)
+    assert caught.value.reason == "no readable content"
+
+
 def test_collapsed_tab_and_accordion_panels_are_content() -> None:
     panels = (
         '<div role="tablist"><button role="tab" aria-controls="spec">Specs</button></div>'
