@@ -93,7 +93,7 @@ MAX_URL_SAMPLE = 1000
 URL_SAMPLE_SECONDS = 600
 # The chosen parts' listing answers within this or gives way to the whole fragment's. At
 # 10M runs: 6-8 ms for a rare path (the whole fragment's 45-55 ms), 35-90 ms warm for a
-# host and a path (570-1,000 ms), where the sample could not tell how much the parts
+# host and a path (570-720 ms), where the sample could not tell how much the parts
 # narrow. At 100 ms a host and a short word (``en.wikipedia.example/on/8``: "/on" reads the
 # list of every word starting with "o") gave way in most requests and answered in 1 s.
 SHORTCUT_MS = 250

@@ -267,8 +267,9 @@ def _without_reveal_wrappers(
     smuggled in for a model is a small part of a visible page; a transparent block holding at
     least half of the page's words is the page itself. The ``hidden`` attribute, aria-hidden,
     hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size;
-    but a block hidden by a class alone that holds the page's ``<main>`` landmark is the page
-    too, hidden until a script takes the class off (``<div class="root hide">`` around it).
+    but a block hidden by a class alone that holds the page's ``<main>`` landmark and at
+    least half of its words is the page too, hidden until a script takes the class off
+    (``<div class="root hide">`` around it).
     """
     holding_main = _main_ancestors(tree)
     fades = [
