@@ -72,8 +72,9 @@ def index_terms(text: str, sample: Sequence[str]) -> list[str]:
         parts.setdefault(part.text.lower(), part)
         if len(parts) == CANDIDATES:
             break
+    holders = {part: [value for value in sample if part.found(value)] for part in parts.values()}
     weighed = sorted(
-        (sum(1 for value in sample if part.found(value)) / len(sample), position, part)
+        (len(holders[part]) / len(sample), position, part)
         for position, part in enumerate(parts.values())
     )
     chosen: list[_Part] = []
@@ -91,13 +92,13 @@ def index_terms(text: str, sample: Sequence[str]) -> list[str]:
     # hold where they hold the chosen ones (a host's "com" beside its name, or beside
     # another word of the name: "org" after "git" of github.example.org narrows nothing,
     # and its list cost a tenth of the listing at 10M runs).
-    groups = [seen, *([value for value in sample if part.found(value)] for part in chosen)]
+    groups = [seen, *(holders[part] for part in chosen)]
     for share, _, part in weighed:
         if part.word in read or share > OTHER_WORD_SHARE or _implied(part, groups):
             continue
         chosen.append(part)
         read.add(part.word)
-        groups.append([value for value in sample if part.found(value)])
+        groups.append(holders[part])
     chosen += [part for share, _, part in weighed if share <= RARE_SHARE and part not in chosen]
     return [part.text for part in chosen[:MAX_TERMS]] if len(chosen) >= 2 else []
 

@@ -271,11 +271,12 @@ def _without_reveal_wrappers(
     least half of its words is the page too, hidden until a script takes the class off
     (``<div class="root hide">`` around it).
     """
-    holding_main = _main_ancestors(tree)
+    by_class = [element for element in doomed if _hidden_by_class_only(element)]
+    holding_main = _main_ancestors(tree) if by_class else set()  # one walk, and only then
     fades = [
         element
         for element in doomed
-        if _is_fade_in(element) or (element in holding_main and _hidden_by_class_only(element))
+        if _is_fade_in(element) or (element in holding_main and element in by_class)
     ]
     if not fades:
         return doomed  # the page's words are counted only when a wrapper could be kept
@@ -290,13 +291,19 @@ def _main_ancestors(tree: lxml.html.HtmlElement) -> set[etree._Element]:
 
 def _hidden_by_class_only(element: etree._Element) -> bool:
     """Whether a hidden element is hidden by its class list and by nothing else."""
-    get = element.get
     return (
-        get("hidden") is None
-        and (get("aria-hidden") or "").strip() not in ("true", "1")
-        and not _HIDDEN_STYLE.search(get("style") or "")
-        and _names_hiding_class(get("class") or "")
+        not _hidden_by_attribute(element)
+        and not _HIDDEN_STYLE.search(element.get("style") or "")
+        and _names_hiding_class(element.get("class") or "")
     )
+
+
+def _hidden_by_attribute(element: etree._Element) -> bool:
+    """Whether ``hidden`` or ``aria-hidden="true"`` (or ``"1"``) hides an element."""
+    if element.get("hidden") is not None:
+        return True
+    aria_hidden = element.get("aria-hidden")
+    return aria_hidden is not None and aria_hidden.strip() in ("true", "1")
 
 
 def _less_than_half(
@@ -314,9 +321,9 @@ def _less_than_half(
 def _is_fade_in(element: etree._Element) -> bool:
     if not isinstance(element.tag, str) or element.tag.lower() in HIDDEN_TAGS:
         return False
-    attributes = element.attrib
-    if "hidden" in attributes or attributes.get("aria-hidden", "").strip() in ("true", "1"):
+    if _hidden_by_attribute(element):
         return False
+    attributes = element.attrib
     if set(attributes.get("class", "").lower().split()) & _HIDDEN_CLASSES:
         return False
     style = attributes.get("style", "")
@@ -364,12 +371,9 @@ def is_hidden(element: etree._Element) -> bool:
         return True
     # Each attribute is read once (``hidden_elements`` calls this on the elements that may
     # be hidden, ``_is_folded_answer`` on a panel's neighbour).
+    if _hidden_by_attribute(element):
+        return True
     get = element.get
-    if get("hidden") is not None:
-        return True
-    aria_hidden = get("aria-hidden")
-    if aria_hidden is not None and aria_hidden.strip() in ("true", "1"):
-        return True
     if tag == "input" and (get("type") or "").lower() == "hidden":
         return True
     if _names_hiding_class(get("class") or ""):
