@@ -37,6 +37,7 @@ from enrichment.selectors.status import STATUSES, status_condition, with_media_f
 from enrichment.selectors.text_search import (
     body_text_condition,
     check_text_filters,
+    newest_first,
     planned,
     url_condition,
 )
@@ -304,10 +305,26 @@ def decision_list(
     """One page of runs in the filters' order (newest first by default); the cursor points
     after the last run shown."""
     runs = with_media_flag(filters.apply(Run.objects.only(*SUMMARY_FIELDS)))
-    with planned(filters.q, filters.url, runs.db):
+
+    def read() -> KeysetPage[Run]:
         if len(filters.statuses) > 1 and connections[runs.db].vendor == "postgresql":
             return _any_status_page(filters, cursor=cursor, limit=limit)
         return keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
+
+    if filters.sort == DEFAULT_SORT:
+        # The page needs the newest matching runs only (a rare URL fragment's are listed
+        # month by month, see ``text_search.newest_first``).
+        upper = filters.ordering.decode(cursor)[0] if cursor else None
+        return newest_first(
+            read,
+            lambda page: page.next_cursor is not None,
+            q=filters.q,
+            url=filters.url,
+            upper=upper,
+            using=runs.db,
+        )
+    with planned(filters.q, filters.url, runs.db):
+        return read()
 
 
 def _any_status_page(filters: HistoryFilters, *, cursor: str | None, limit: int) -> KeysetPage[Run]:

@@ -503,3 +503,100 @@ def test_on_postgres_index_terms_that_take_too_long_give_way_to_the_whole_fragme
         runs = list(HistoryFilters(url="/review/481516").apply(Run.objects.all()))
     assert tried == [True, False] and runs == [found]
     assert api_ids(user_client, url="/review/481516") == [found.pk]
+
+
+# --- newest first: a rare fragment's newest months are listed first -------------------------
+
+DAY = 60 * 24
+partitioned_only = pytest.mark.skipif(
+    os.environ.get("CONTROLUI_TEST_STORAGE") != "partitioned",
+    reason="needs CONTROLUI_TEST_STORAGE=partitioned",
+)
+
+
+def three_months_of_runs() -> list[Run]:
+    """Runs holding ``docs.example`` today, 35 and 70 days ago (the newest first), among
+    runs without it and runs of another outcome."""
+    found = []
+    for minutes in (1, 2, 3, 35 * DAY, 35 * DAY + 1, 70 * DAY, 70 * DAY + 1):
+        outcome = "error" if minutes % 2 == 0 else "success"
+        found.append(make_run(minutes, url=f"https://docs.example.com/{minutes}", outcome=outcome))
+        make_run(minutes, url=f"https://other.example.org/{minutes}", outcome=outcome)
+    return found
+
+
+def api_pages(client: Any, limit: int, **params: str) -> list[list[int]]:
+    pages, cursor = [], None
+    while True:
+        query = {**params, "limit": str(limit), **({"cursor": cursor} if cursor else {})}
+        response = client.get("/api/decisions", query)
+        assert response.status_code == 200, response.content
+        body = response.json()
+        pages.append([item["runId"] for item in body["items"]])
+        cursor = body["nextCursor"]
+        if not cursor:
+            return pages
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 4, 50])
+def test_a_url_fragment_pages_newest_first_across_months_without_a_gap(user_client, limit) -> None:
+    # Whichever month a page starts and ends in, following the cursors lists every run
+    # holding the fragment once, newest first, with or without another filter.
+    runs = three_months_of_runs()
+    pages = api_pages(user_client, limit, url="docs.example")
+    assert [pk for page in pages for pk in page] == [run.pk for run in runs]
+    assert all(len(page) == limit for page in pages[:-1])
+    failed = [run.pk for run in runs if run.outcome == "error"]
+    pages = api_pages(user_client, limit, url="docs.example", outcome="error")
+    assert [pk for page in pages for pk in page] == failed
+
+
+@postgres_only
+def test_on_postgres_a_fragment_newest_first_finds_urls_stored_without_the_run_time(
+    user_client,
+) -> None:
+    # A URL row without its run's time could be of any month: the fragment is listed whole.
+    runs = three_months_of_runs()
+    UrlDecision.objects.filter(run=runs[-1]).update(run_created_at=None)
+    assert api_pages(user_client, 2, url="docs.example")[-1][-1] == runs[-1].pk
+    assert [pk for page in api_pages(user_client, 2, url="docs.example") for pk in page] == [
+        run.pk for run in runs
+    ]
+
+
+@postgres_only
+def test_on_postgres_a_fragment_found_common_in_the_newest_months_is_walked(
+    user_client, monkeypatch
+) -> None:
+    runs = three_months_of_runs()
+    monkeypatch.setattr(text_search, "RARE_MATCHES", 2)
+    assert [pk for page in api_pages(user_client, 2, url="docs.example") for pk in page] == [
+        run.pk for run in runs
+    ]
+
+
+def listings(queries: Any) -> int:
+    return sum("ARRAY_AGG(DISTINCT" in query["sql"] for query in queries)
+
+
+@partitioned_only
+def test_on_partitioned_storage_a_page_the_newest_month_fills_lists_that_month_only(
+    user_client,
+) -> None:
+    from django.db import connection as default
+    from django.test.utils import CaptureQueriesContext
+
+    runs = three_months_of_runs()
+    with CaptureQueriesContext(default) as first:
+        assert api_ids(user_client, url="docs.example", limit="2") == [runs[0].pk, runs[1].pk]
+    # Whether any URL row has no run time, then this month's rows: one month listed.
+    month_bounded = [q["sql"] for q in first.captured_queries if "ARRAY_AGG(DISTINCT" in q["sql"]]
+    assert len(month_bounded) == 2 and 'run_created_at" >=' in month_bounded[1], month_bounded
+    with CaptureQueriesContext(default) as all_months:
+        assert api_ids(user_client, url="docs.example", limit="50") == [run.pk for run in runs]
+    # This month, the one before, then every older one.
+    assert listings(all_months.captured_queries) == 4
+    # The history page counts and facets every match: it lists them once, whole.
+    with CaptureQueriesContext(default) as html:
+        assert page_ids(user_client, url="docs.example")[: len(runs)] == [run.pk for run in runs]
+    assert listings(html.captured_queries) == 1
