@@ -14,7 +14,7 @@ import base64
 import binascii
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from django.db.models import BooleanField, Expression, F, Model, Q, QuerySet, Value
@@ -44,10 +44,22 @@ def _unb64(cursor: str) -> str:
         raise InvalidInput("cursor: not a cursor returned by this API", ["cursor"]) from None
 
 
+def cursor_time(text: str) -> datetime:
+    """A cursor's time; ValueError when it is not one, or is one no database can compare
+    (an offset that takes it past year 1 or 9999 in UTC)."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is not None:
+        try:
+            moment.astimezone(UTC)
+        except OverflowError as error:
+            raise ValueError(f"{text!r} is out of range in UTC") from error
+    return moment
+
+
 def decode_cursor(cursor: str) -> tuple[datetime, int]:
     try:
         stamp, _, pk = _unb64(cursor).partition("|")
-        return datetime.fromisoformat(stamp), int(pk)
+        return cursor_time(stamp), int(pk)
     except ValueError:
         raise InvalidInput("cursor: not a cursor returned by this API", ["cursor"]) from None
 
@@ -179,7 +191,7 @@ def datetime_ordering(name: str, field: str, *, descending: bool, legacy: bool =
         name,
         field,
         descending,
-        parse=datetime.fromisoformat,
+        parse=cursor_time,
         format=lambda value: value.isoformat(),
         legacy=legacy,
     )

@@ -74,7 +74,7 @@ from common.bounded import within
 from common.errors import InvalidInput
 from common.trigrams import index_terms
 from enrichment.models import Run, UrlDecision
-from enrichment.pipeline.retention.partitions import add_months, month_start
+from enrichment.pipeline.retention.partitions import newest_months
 
 MIN_URL_FRAGMENT = 3
 # Three letters or digits in a row: what a trigram index can look up (pg_trgm skips all
@@ -523,11 +523,7 @@ def _newest_months(url: str, upper: datetime | None, using: str) -> Iterator[tup
         untimed = [rows.filter(run_created_at__isnull=True) for rows in tried]
         if _listed(cursor, untimed, "run_id", "run_created_at", using).matches:
             return
-    start = month_start(upper or timezone.now())
-    bounds: list[tuple[datetime | None, datetime | None]] = []
-    for back in range(NEWEST_MONTHS):
-        bounds.append((add_months(start, -back), bounds[-1][0] if bounds else None))
-    bounds.append((None, bounds[-1][0]))
+    bounds = newest_months(upper or timezone.now(), NEWEST_MONTHS)
     matches, ids = 0, []
     firsts: list[datetime] = []
     lasts: list[datetime] = []

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -474,3 +475,29 @@ def test_decisions_since_without_offset_is_read_as_utc(user_client) -> None:
     assert response.status_code == 200
     assert [item["runId"] for item in response.json()["items"]] == [new.pk]
     assert old.pk not in [item["runId"] for item in response.json()["items"]]
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"],
+    ids=["before-year-1-in-utc", "after-9999-in-utc"],
+)
+@pytest.mark.parametrize("sort", ["-time", "time"])
+def test_a_cursor_out_of_range_in_utc_is_refused_not_a_500(user_client, stamp, sort) -> None:
+    # A crafted cursor whose time no database can compare (its offset takes it past year
+    # 1 or 9999 in UTC): the API and the page refuse it as a cursor; the edges themselves
+    # (year 1 in UTC) are pages, empty here.
+    make_run(created_at=timezone.now())
+    raw = f"{stamp}|5" if sort == "-time" else f"{sort}|{stamp}|5"
+    cursor = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    for url in (None, "docs.example"):
+        params = {"cursor": cursor, "sort": sort, **({"url": url} if url else {})}
+        response = user_client.get("/api/decisions", params)
+        assert response.status_code == 422, response.content
+        assert response.json()["detail"] == "cursor: not a cursor returned by this API"
+        page = user_client.get("/decisions/", params)
+        assert page.status_code == 400 and b"not a cursor returned by this API" in page.content
+    edge = base64.urlsafe_b64encode(b"0001-01-01T00:00:00+00:00|5").decode().rstrip("=")
+    for url in (None, "docs.example"):
+        params = {"cursor": edge, **({"url": url} if url else {})}
+        assert user_client.get("/api/decisions", params).json() == {"items": [], "nextCursor": None}

@@ -45,6 +45,32 @@ def add_months(start: datetime, months: int) -> datetime:
     return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
 
 
+def newest_months(moment: datetime, months: int) -> list[tuple[datetime | None, datetime | None]]:
+    """The times ``[since, before)`` of the ``months`` calendar months up to the one holding
+    ``moment``, newest first (the newest has no end: None), then of every older time (no
+    start). A month before year 1 is left out.
+
+    >>> from datetime import timezone
+    >>> ranges = newest_months(datetime(2026, 1, 10, tzinfo=timezone.utc), 2)
+    >>> [tuple(bound and bound.date().isoformat() for bound in pair) for pair in ranges]
+    [('2026-01-01', None), ('2025-12-01', '2026-01-01'), (None, '2025-12-01')]
+    >>> newest_months(datetime(1, 1, 10, tzinfo=timezone.utc), 2)[1:]
+    [(None, datetime.datetime(1, 1, 1, 0, 0, tzinfo=datetime.timezone.utc))]
+    """
+    ranges: list[tuple[datetime | None, datetime | None]] = []
+    before = None
+    start = month_start(moment)
+    for back in range(months):
+        try:
+            since = add_months(start, -back)
+        except ValueError:  # before year 1
+            break
+        ranges.append((since, before))
+        before = since
+    ranges.append((None, before))
+    return ranges
+
+
 def month_name(start: datetime) -> str:
     """The suffix of a month's partitions: ``p2027_01``."""
     return f"p{start.year:04d}_{start.month:02d}"
