@@ -511,10 +511,10 @@ def newest_first(
 
 
 def _newest_months(url: str, upper: datetime | None, using: str) -> Iterator[tuple[_Plan, bool]]:
-    """Plans for ``url`` whose runs are listed for the newest months (from ``upper`` back),
-    each with whether it holds every month. None when the fragment is not rare, the storage
-    is not partitioned, or some of its URL rows have no run time (they could be of any
-    month)."""
+    """Plans for ``url`` whose runs are listed for the newest months (from ``upper``, or the
+    newest run, back), each with whether it holds every month. None when the fragment is
+    not rare, the storage is not partitioned, or some of its URL rows have no run time
+    (they could be of any month)."""
     table_rows, partitioned = _run_table(using)
     if not partitioned or not _maybe_rare(_url_rows(url, using), table_rows):
         return
@@ -523,7 +523,11 @@ def _newest_months(url: str, upper: datetime | None, using: str) -> Iterator[tup
         untimed = [rows.filter(run_created_at__isnull=True) for rows in tried]
         if _listed(cursor, untimed, "run_id", "run_created_at", using).matches:
             return
-    bounds = newest_months(upper or timezone.now(), NEWEST_MONTHS)
+    # From the month of the newest run (one probe of each month's history index), not of
+    # today: a log whose newest runs are older lists no empty months first.
+    newest = Run.objects.using(using).order_by("-created_at").values_list("created_at")[:1]
+    anchor = upper or next((moment for (moment,) in newest), None) or timezone.now()
+    bounds = newest_months(anchor, NEWEST_MONTHS)
     matches, ids = 0, []
     firsts: list[datetime] = []
     lasts: list[datetime] = []
