@@ -429,8 +429,8 @@ def _url_rows(url: str, using: str) -> QuerySet[UrlDecision]:
     return UrlDecision.objects.using(using).filter(url__contains=url)
 
 
-def _plan(q: str, url: str, using: str) -> _Plan:
-    table_rows, partitioned = _run_table(using)
+def _plan(q: str, url: str, using: str, table: tuple[float, bool] | None = None) -> _Plan:
+    table_rows, partitioned = table or _run_table(using)
     texts = {"q": q, "url": url}
     candidates: dict[str, tuple[list[QuerySet[Any]], str, str]] = {}
     if q:
@@ -502,23 +502,28 @@ def newest_first(
     listing of every month read each month's trigram index (9 ms each at 10M runs over four
     months) for a page the newest month filled.
     """
-    if not q and url and _plannable(q, url, using):
-        for plan, final in _newest_months(url, upper, using):
+    if not _plannable(q, url, using):
+        return read()
+    table = _run_table(using)
+    if not q and table[1]:  # partitioned
+        for plan, final in _newest_months(url, upper, table[0], using):
             with _in_effect(plan):
                 page = read()
             if final or full(page):
                 return page
-    with planned(q, url, using):
+    with _in_effect(_plan(q, url, using, table)):
         return read()
 
 
-def _newest_months(url: str, upper: datetime | None, using: str) -> Iterator[tuple[_Plan, bool]]:
+def _newest_months(
+    url: str, upper: datetime | None, table_rows: float, using: str
+) -> Iterator[tuple[_Plan, bool]]:
     """Plans for ``url`` whose runs are listed for the newest months (from ``upper``, or the
-    newest run, back), each with whether it holds every month. None when the fragment is
-    not rare, the storage is not partitioned, or some of its URL rows have no run time
-    (they could be of any month)."""
-    table_rows, partitioned = _run_table(using)
-    if not partitioned or not _maybe_rare(_url_rows(url, using), table_rows):
+    newest run, back), each with whether it holds every month; one plan when the fragment
+    is not rare (its runs are walked for, as ``planned`` does). None when some of its URL
+    rows have no run time (they could be of any month)."""
+    if not _maybe_rare(_url_rows(url, using), table_rows):
+        yield _Plan({}, frozenset([("url", url)])), True
         return
     tried = url_listings(url, using)
     # From the month of the newest run (one probe of each month's history index), not of
@@ -536,7 +541,7 @@ def _newest_months(url: str, upper: datetime | None, using: str) -> Iterator[tup
             listed = _listed(cursor, window, "run_id", "run_created_at", using)
         matches += listed.matches
         if matches > RARE_MATCHES:
-            yield _Plan({}, frozenset([("url", url)])), True  # common: walked for
+            yield _Plan({}, frozenset([("url", url)])), True  # common after all
             return
         if listed.timed != listed.matches:
             return  # rows of runs of any month: the fragment is listed whole
