@@ -528,8 +528,8 @@ def _newest_months(
     tried = url_listings(url, using)
     # From the month of the newest run (one probe of each month's history index), not of
     # today: a log whose newest runs are older lists no empty months first.
-    newest = Run.objects.using(using).order_by("-created_at").values_list("created_at")[:1]
-    anchor = upper or next((moment for (moment,) in newest), None) or timezone.now()
+    newest = Run.objects.using(using).history_order().values_list("created_at", flat=True)
+    anchor = upper or newest.first() or timezone.now()
     matches, ids = 0, []
     firsts: list[datetime] = []
     lasts: list[datetime] = []

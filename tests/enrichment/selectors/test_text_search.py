@@ -546,9 +546,9 @@ def test_a_url_fragment_pages_newest_first_across_months_without_a_gap(user_clie
     pages = api_pages(user_client, limit, url="docs.example")
     assert [pk for page in pages for pk in page] == [run.pk for run in runs]
     assert all(len(page) == limit for page in pages[:-1])
-    failed = [run.pk for run in runs if run.outcome == "error"]
+    errors = [run.pk for run in runs if run.outcome == "error"]
     pages = api_pages(user_client, limit, url="docs.example", outcome="error")
-    assert [pk for page in pages for pk in page] == failed
+    assert [pk for page in pages for pk in page] == errors
 
 
 @postgres_only
