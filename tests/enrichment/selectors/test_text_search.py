@@ -601,3 +601,120 @@ def test_on_partitioned_storage_a_page_the_newest_month_fills_lists_that_month_o
     with CaptureQueriesContext(default) as html:
         assert page_ids(user_client, url="docs.example")[: len(runs)] == [run.pk for run in runs]
     assert listings(html.captured_queries) == 1
+
+
+# --- the history page of a rare fragment: one read of its runs ------------------------------
+
+
+def facet_runs() -> list[Run]:
+    """Runs holding ``docs.example`` over three months, of every outcome, channels in two
+    cases, both chat types, durations and derived statuses, among runs without it."""
+    runs = []
+    kinds = [
+        {"outcome": "success", "channel": "Slack", "chat_type": "group", "duration_ms": 40},
+        {"outcome": "error", "channel": "slack", "chat_type": "direct", "duration_ms": 900},
+        {"outcome": "skipped", "channel": "telegram", "chat_type": "group", "media": [{"k": 1}]},
+        {"outcome": "success", "channel": "Telegram", "chat_type": "direct", "dns_failed": True},
+        {"outcome": "error", "channel": "discord", "chat_type": "group", "attempts_failed": True},
+    ]
+    for index, minutes in enumerate((1, 2, 3, 4, 35 * DAY, 35 * DAY + 1, 70 * DAY, 70 * DAY + 2)):
+        fields = dict(kinds[index % len(kinds)])
+        channel = fields.pop("channel")
+        run = make_run(minutes, url=f"https://docs.example.com/{minutes}", **fields)
+        Run.objects.filter(pk=run.pk).update(channel=channel)
+        runs.append(run)
+        make_run(minutes, url=f"https://other.example.org/{minutes}", **fields)
+    return runs
+
+
+def page_seen(found: Any, *, first: bool) -> tuple[Any, ...]:
+    """What the page shows of ``found`` (the newest run, which only a first page's banner
+    of new runs reads, on first pages: the reads took a later page's first row)."""
+    durations = found.durations
+    return (
+        [run.pk for run in found.page.items],
+        found.page.next_cursor,
+        (found.count.count, found.count.exact),
+        {name: [(f.value, f.count) for f in facets] for name, facets in found.facets.items()},
+        found.newest_run_id if first else None,
+        durations and (durations.count, durations.p50, durations.p95, durations.buckets),
+        (found.counts_skipped, found.durations_skipped),
+    )
+
+
+@postgres_only
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"outcome": "error"},
+        {"outcome": "error,skipped", "chatType": "group"},
+        {"channel": "SLACK"},
+        {"channel": "telegram,discord", "status": "media,dns-failure"},
+        {"status": "attempts-failed"},
+        {"outcome": "running"},
+    ],
+    ids=[
+        "fragment-alone",
+        "outcome",
+        "two-outcomes-chat-type",
+        "channel",
+        "statuses",
+        "status",
+        "none-match",
+    ],
+)
+def test_on_postgres_a_rare_fragments_page_is_worked_out_from_one_read_of_its_runs(
+    monkeypatch, params
+) -> None:
+    # Rows, cursors, count, facets, durations: what the page showed when each was a read.
+    from django.db import connection as default
+    from django.test.utils import CaptureQueriesContext
+
+    from enrichment.selectors import history_page as module
+
+    facet_runs()
+    filters = HistoryFilters.from_params({"url": "docs.example", **params})
+    seen, cursor = [], None
+    with CaptureQueriesContext(default) as one_read:
+        while True:
+            found = history_page(filters=filters, cursor=cursor, limit=3)
+            seen.append(page_seen(found, first=cursor is None))
+            cursor = found.page.next_cursor
+            if not cursor:
+                break
+    # No grouping, count or durations query: the facets were worked out of the one read.
+    assert not any("GROUP BY 1, 2, 3" in q["sql"] for q in one_read.captured_queries)
+    monkeypatch.setattr(module, "_from_matched", lambda *args, **kwargs: None)
+    each, cursor = [], None
+    with CaptureQueriesContext(default) as reads:
+        while True:
+            found = history_page(filters=filters, cursor=cursor, limit=3)
+            each.append(page_seen(found, first=cursor is None))
+            cursor = found.page.next_cursor
+            if not cursor:
+                break
+    assert any("GROUP BY 1, 2, 3" in q["sql"] for q in reads.captured_queries)
+    assert seen == each
+
+
+@postgres_only
+def test_on_postgres_a_rare_fragments_page_counts_and_facets_what_a_user_chose(
+    user_client,
+) -> None:
+    runs = facet_runs()
+    found = history_page(
+        filters=HistoryFilters.from_params({"url": "docs.example", "outcome": "error"}),
+        cursor=None,
+        limit=50,
+    )
+    errors = [run.pk for run in runs if run.outcome == "error"]
+    assert [run.pk for run in found.page.items] == errors
+    assert (found.count.count, found.count.exact) == (len(errors), True)
+    # The outcome's choices ignore the outcome chosen; the others count the errors only.
+    outcomes = {facet.value: facet.count for facet in found.facets["outcome"]}
+    assert (outcomes["success"], outcomes["error"], outcomes["skipped"]) == (3, 3, 2)
+    assert {f.value: f.count for f in found.facets["channel"]} == {"slack": 2, "discord": 1}
+    assert {f.value: f.count for f in found.facets["status"]}["attempts-failed"] == 1
+    assert found.durations is not None and found.durations.count == 2
+    assert found.newest_run_id == errors[0]
