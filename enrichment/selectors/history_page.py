@@ -34,7 +34,13 @@ from common.bounded import budgeted, within
 from common.distribution import DurationSummary, summarize_durations
 from common.keyset import KeysetPage, keyset_page
 from enrichment.models import Run, RunQuerySet
-from enrichment.selectors import DEFAULT_SORT, SUMMARY_FIELDS, HistoryFilters, decision_list
+from enrichment.selectors import (
+    DEFAULT_SORT,
+    SORTS,
+    SUMMARY_FIELDS,
+    HistoryFilters,
+    decision_list,
+)
 from enrichment.selectors.matched import Choices, MatchedRun, grouped, newest_after
 from enrichment.selectors.status import FLAGS, STATUSES, with_media_flag
 from enrichment.selectors.text_search import planned
@@ -168,8 +174,8 @@ def duration_summary(filters: HistoryFilters) -> DurationSummary:
 def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
     # One plan for the rows, the count and the facets (see ``text_search.planned``).
     with planned(filters.q, filters.url) as rare:
-        if rare and filters.sort == DEFAULT_SORT:
-            # At most ``RARE_MATCHES`` runs match: one read of them all answers everything.
+        if rare:
+            # At most ``RARE_MATCHES`` runs match: one read of them all answers the rest.
             found = _from_matched(filters, cursor=cursor, limit=limit)
             if found is not None:
                 return found
@@ -227,9 +233,10 @@ def _matched_runs(filters: HistoryFilters) -> list[MatchedRun] | None:
 
 
 def _from_matched(filters: HistoryFilters, *, cursor: str | None, limit: int) -> HistoryPage | None:
-    """The whole page from one read of the matching runs (``matched``): their count,
-    facets and durations, and the ids of the page's rows, which are then read alone. None
-    when more runs match than that read holds."""
+    """The page from one read of the matching runs (``matched``): their count, facets and
+    durations, and in the default order the ids of the page's rows, which are then read
+    alone (in another order the page is read as always). None when more runs match than
+    that read holds."""
     position = filters.ordering.decode(cursor) if cursor else None
     runs = _matched_runs(filters)
     if runs is None:
@@ -242,17 +249,10 @@ def _from_matched(filters: HistoryFilters, *, cursor: str | None, limit: int) ->
         chosen = [run for run in runs if keep_base(run)]
         return grouped(chosen, statuses=tuple(FLAGS) if with_statuses else ())
 
-    shown = newest_after(kept, position, limit + 1)
-    # Their times name the months to look the ids up in (partitioned storage).
-    rows = Run.objects.only(*SUMMARY_FIELDS).filter(pk__in=[run.id for run in shown])
-    if shown:
-        rows = rows.filter(created_at__range=(shown[-1].created_at, shown[0].created_at))
-    page = keyset_page(
-        with_media_flag(rows),
-        cursor=cursor,
-        limit=limit,
-        ordering=filters.ordering,
-    )
+    if filters.sort == DEFAULT_SORT:
+        page = _newest_page(kept, position, cursor=cursor, limit=limit)
+    else:
+        page = decision_list(filters=filters, cursor=cursor, limit=limit)
     return HistoryPage(
         page=page,
         count=ResultCount(min(len(kept), COUNT_CAP), exact=len(kept) <= COUNT_CAP),
@@ -260,6 +260,20 @@ def _from_matched(filters: HistoryFilters, *, cursor: str | None, limit: int) ->
         newest_run_id=kept[0].id if kept else 0,
         facet_window=FACET_WINDOW,
         durations=summarize_durations([r.duration_ms for r in kept if r.duration_ms is not None]),
+    )
+
+
+def _newest_page(
+    kept: list[MatchedRun], position: tuple[Any, int] | None, *, cursor: str | None, limit: int
+) -> KeysetPage[Run]:
+    """The newest-first page of ``kept`` after ``position``: its runs read by id."""
+    shown = newest_after(kept, position, limit + 1)
+    rows = Run.objects.only(*SUMMARY_FIELDS).filter(pk__in=[run.id for run in shown])
+    if shown:
+        # Their times name the months to look the ids up in (partitioned storage).
+        rows = rows.filter(created_at__range=(shown[-1].created_at, shown[0].created_at))
+    return keyset_page(
+        with_media_flag(rows), cursor=cursor, limit=limit, ordering=SORTS[DEFAULT_SORT]
     )
 
 

@@ -653,6 +653,8 @@ def page_seen(found: Any, *, first: bool) -> tuple[Any, ...]:
         {"channel": "telegram,discord", "status": "media,dns-failure"},
         {"status": "attempts-failed"},
         {"outcome": "running"},
+        {"sort": "-duration", "outcome": "error,success"},
+        {"sort": "time"},
     ],
     ids=[
         "fragment-alone",
@@ -662,6 +664,8 @@ def page_seen(found: Any, *, first: bool) -> tuple[Any, ...]:
         "statuses",
         "status",
         "none-match",
+        "longest-first",
+        "oldest-first",
     ],
 )
 def test_on_postgres_a_rare_fragments_page_is_worked_out_from_one_read_of_its_runs(
