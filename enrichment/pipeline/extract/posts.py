@@ -64,6 +64,8 @@ _ANY_NAME_END = re.compile(
 )
 # Elements that name their part of the page, by class or by the role scripts look them up by.
 _NAMED = etree.XPath("//*[@class or @data-role]")
+_CLASS_LISTS = etree.XPath("//@class", smart_strings=False)
+_ROLES = etree.XPath("//@data-role", smart_strings=False)
 _WORD = re.compile(r"\w+")
 # schema.org items: their type is the last segment of the ``itemtype`` URL.
 _TYPED_ITEMS = etree.XPath("//*[@itemscope][@itemtype]")
@@ -91,8 +93,16 @@ def drop_post_extras(tree: lxml.html.HtmlElement) -> None:
 def _named_extras(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """The elements ``_names_extra`` names, found in one walk over the named elements.
 
-    A page repeats its class lists many times over: each is judged once.
+    A page repeats its class lists many times over: each is judged once. Most pages (all but
+    a few that are not discussions) name no extra at all: their distinct class lists and
+    roles, read in one query, are judged first, and the walk over their elements is skipped.
+    A class list and a role name an extra together only when one of them does alone: each
+    pattern matches within one token, and the tokens of both are those of each.
     """
+    if not any(_names_extra(classes, "") for classes in set(_CLASS_LISTS(tree))) and not any(
+        _names_extra("", role) for role in set(_ROLES(tree))
+    ):
+        return []
     judged: dict[tuple[str, str], bool] = {}
     found = []
     for element in _NAMED(tree):
