@@ -3,7 +3,8 @@
 Text a reader cannot see can still smuggle instructions to a model, so elements that never
 render (``script``, ``template``, the fallback text inside ``video``...), and those hidden by
 the ``hidden`` attribute, ``aria-hidden``, a hiding class (``sr-only``, ``d-none``... unless
-undone from some screen width up) or an inline style (``display:none``, zero opacity or size,
+undone from some screen width up), a template framework's cloak (``v-cloak``, ``x-cloak``: a
+template part not rendered yet) or an inline style (``display:none``, zero opacity or size,
 clipped, pushed off screen) are removed (notes A6 step 1), and so are modal dialogs not opened
 yet (a ``<dialog>`` without ``open``, ``aria-modal`` blocks: sign-in, cart and newsletter
 prompts). What a browser does show stays: folded tab and accordion panels and FAQ answers
@@ -269,14 +270,18 @@ def _without_reveal_wrappers(
     hiding classes and ``display:none`` are not fade-ins and stay removed whatever their size;
     but a block hidden by a class alone that holds the page's ``<main>`` landmark and at
     least half of its words is the page too, hidden until a script takes the class off
-    (``<div class="root hide">`` around it).
+    (``<div class="root hide">`` around it). A block a template framework cloaks and nothing
+    else hides (``_cloaked``) is kept as a fade-in is: the framework's root around the whole
+    page (``<div id="app" v-cloak>``) is the page.
     """
     by_class = [element for element in doomed if _hidden_by_class_only(element)]
     holding_main = _main_ancestors(tree) if by_class else set()  # one walk, and only then
     fades = [
         element
         for element in doomed
-        if _is_fade_in(element) or (element in holding_main and element in by_class)
+        if _is_fade_in(element)
+        or _cloaked_only(element)
+        or (element in holding_main and element in by_class)
     ]
     if not fades:
         return doomed  # the page's words are counted only when a wrapper could be kept
@@ -293,9 +298,33 @@ def _hidden_by_class_only(element: etree._Element) -> bool:
     """Whether a hidden element is hidden by its class list and by nothing else."""
     return (
         not _hidden_by_attribute(element)
+        and not _cloaked(element)
         and not _HIDDEN_STYLE.search(element.get("style") or "")
         and _names_hiding_class(element.get("class") or "")
     )
+
+
+def _cloaked_only(element: etree._Element) -> bool:
+    """Whether a hidden element is hidden by a template framework's cloak and nothing else."""
+    return (
+        _cloaked(element)
+        and not _hidden_by_attribute(element)
+        and not _HIDDEN_STYLE.search(element.get("style") or "")
+        and not _names_hiding_class(element.get("class") or "")
+    )
+
+
+def _cloaked(element: etree._Element) -> bool:
+    """Whether a template framework marks the element as a part it has yet to render.
+
+    Vue (``v-cloak``) and Alpine (``x-cloak``) mark the parts of a page written as templates;
+    the page's styles hide them until the script has run, which then shows only those its
+    state turns on (a back-in-stock prompt, a cart drawer, a "no results" message) and takes
+    the mark off. Until then no reader sees them, and the state that would show them is the
+    reader's, not the page's. (A cloaked wrapper around the whole page is kept: see
+    ``_without_reveal_wrappers``.)
+    """
+    return element.get("v-cloak") is not None or element.get("x-cloak") is not None
 
 
 def _hidden_by_attribute(element: etree._Element) -> bool:
@@ -347,6 +376,8 @@ def hidden_elements(tree: lxml.html.HtmlElement) -> Iterator[etree._Element]:
             "hidden" not in names
             and "aria-hidden" not in names
             and "style" not in names
+            and "v-cloak" not in names
+            and "x-cloak" not in names
             and element.tag.lower() not in _HIDDEN_OR_INPUT_TAGS
         ):
             class_names = element.get("class") if names else None
@@ -371,7 +402,7 @@ def is_hidden(element: etree._Element) -> bool:
         return True
     # Each attribute is read once (``hidden_elements`` calls this on the elements that may
     # be hidden, ``_is_folded_answer`` on a panel's neighbour).
-    if _hidden_by_attribute(element):
+    if _hidden_by_attribute(element) or _cloaked(element):
         return True
     get = element.get
     if tag == "input" and (get("type") or "").lower() == "hidden":

@@ -83,6 +83,28 @@ def test_whole_page_hidden_by_a_class_until_scripts_run_is_read(hiding: str) -> 
     assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
 
 
+@pytest.mark.parametrize("cloak", ["v-cloak", "x-cloak"])
+def test_a_template_part_a_framework_has_yet_to_render_is_removed(cloak: str) -> None:
+    # Vue and Alpine mark the parts written as templates (a back-in-stock prompt, a cart
+    # drawer); the page's styles hide them until the script shows the ones its state turns on.
+    prompt = (
+        f"<div {cloak} class='modal'><h3>Notify me when back in stock</h3>"
+        "<p>Sign up and we will let you know when new colours are here.</p></div>"
+    )
+    text = extract_html(_page(PARAGRAPHS[:400] + prompt + PARAGRAPHS[400:])).text
+    assert "Notify me" not in text and "new colours" not in text and "Paragraph 7" in text
+
+
+@pytest.mark.parametrize("cloak", ["v-cloak", "x-cloak"])
+def test_a_page_inside_a_cloaked_framework_root_is_read(cloak: str) -> None:
+    html = (
+        "<html><head><title>Harbour works</title></head><body>"
+        f"<div id='app' {cloak}><h1>Harbour works</h1>{PARAGRAPHS}</div></body></html>"
+    )
+    text = extract_html(html).text
+    assert "Paragraph 0 of the visible" in text and "Paragraph 7 of the visible" in text
+
+
 @pytest.mark.parametrize(
     "hidden",
     [f'<div class="hide"><main><p>{INJECTION}</p></main></div>',
@@ -279,7 +301,8 @@ def test_page_wrapped_in_one_form_with_an_email_field_is_still_read() -> None:
 _CLASS_LISTS = ["", "card", "HIDDEN", "Sr-Only x", "hidden md:block", "d-none d-md-block",
                 "overflow-hidden", "invisible", "x Visually-Hidden", "screen-reader-only"]  # fmt: skip
 _ATTRIBUTES = [None, ("style", "display:none"), ("style", "color:red"), ("hidden", ""),
-               ("aria-hidden", "true"), ("aria-hidden", "false"), ("type", "hidden")]  # fmt: skip
+               ("aria-hidden", "true"), ("aria-hidden", "false"), ("type", "hidden"),
+               ("v-cloak", ""), ("x-cloak", "")]  # fmt: skip
 
 
 @given(
