@@ -671,7 +671,8 @@ def page_seen(found: Any, *, first: bool) -> tuple[Any, ...]:
 def test_on_postgres_a_rare_fragments_page_is_worked_out_from_one_read_of_its_runs(
     monkeypatch, params
 ) -> None:
-    # Rows, cursors, count, facets, durations: what the page showed when each was a read.
+    # Rows, cursors, count, facets, durations: what the page showed when each was a read
+    # (the count below its cap, which these runs are: past it, see the next test).
     from django.db import connection as default
     from django.test.utils import CaptureQueriesContext
 
@@ -722,3 +723,21 @@ def test_on_postgres_a_rare_fragments_page_counts_and_facets_what_a_user_chose(
     assert {f.value: f.count for f in found.facets["status"]}["attempts-failed"] == 1
     assert found.durations is not None and found.durations.count == 2
     assert found.newest_run_id == errors[0]
+
+
+@postgres_only
+def test_on_postgres_a_rare_fragment_is_counted_exactly_past_the_count_cap(
+    user_client, monkeypatch
+) -> None:
+    # Its matches were all read for the facets: the count says how many, not "more than".
+    from enrichment.selectors import history_page as module
+
+    runs = facet_runs()
+    monkeypatch.setattr(module, "COUNT_CAP", 2)
+    html = user_client.get("/decisions/", {"url": "docs.example"}).content.decode()
+    assert re.search(rf'id="result-count" data-exact="true">{len(runs)} runs<', html)
+    assert 'id="facet-window"' not in html
+    # Without a rare filter the count still stops at the cap (a page that holds every
+    # match is its own count, so a page of two).
+    html = user_client.get("/decisions/", {"limit": "2"}).content.decode()
+    assert re.search(r'id="result-count" data-exact="false">more than 2 runs<', html)
