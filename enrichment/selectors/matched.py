@@ -8,19 +8,19 @@ runs: which of them match each set of choices, the count, the facet groups and t
 ids. At 10M runs each of those reads looked the ~2,500 runs of a host and a path up by id
 in every month's index.
 
-Worked example (two runs, the outcome ``failed`` chosen)::
+Worked example (two runs, the outcome ``error`` chosen)::
 
     >>> from datetime import UTC, datetime
     >>> runs = [
-    ...     MatchedRun(2, datetime(2026, 5, 2, tzinfo=UTC), "failed", "Telegram", "direct",
+    ...     MatchedRun(2, datetime(2026, 5, 2, tzinfo=UTC), "error", "Telegram", "direct",
     ...                120, frozenset({"dns-failure"})),
     ...     MatchedRun(1, datetime(2026, 5, 1, tzinfo=UTC), "success", "telegram", "group",
     ...                None, frozenset()),
     ... ]
-    >>> [run.id for run in runs if Choices(outcomes=("failed",)).keep(run)]
+    >>> [run.id for run in runs if Choices(outcomes=("error",)).keep(run)]
     [2]
     >>> grouped(runs, statuses=("media", "dns-failure"))
-    [('failed', 'telegram', 'direct', 1, 0, 1), ('success', 'telegram', 'group', 1, 0, 0)]
+    [('error', 'telegram', 'direct', 1, 0, 1), ('success', 'telegram', 'group', 1, 0, 0)]
 """
 
 from __future__ import annotations
