@@ -642,6 +642,23 @@ def page_seen(found: Any, *, first: bool) -> tuple[Any, ...]:
     )
 
 
+def every_page_seen(filters: HistoryFilters) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """What each history page of ``filters`` shows, following its cursors 3 runs at a
+    time, and the SQL of the queries that read them."""
+    from django.db import connection as default
+    from django.test.utils import CaptureQueriesContext
+
+    seen, cursor = [], None
+    with CaptureQueriesContext(default) as queries:
+        while True:
+            found = history_page(filters=filters, cursor=cursor, limit=3)
+            seen.append(page_seen(found, first=cursor is None))
+            cursor = found.page.next_cursor
+            if not cursor:
+                break
+    return seen, [query["sql"] for query in queries.captured_queries]
+
+
 @postgres_only
 @pytest.mark.parametrize(
     "params",
@@ -673,33 +690,16 @@ def test_on_postgres_a_rare_fragments_page_is_worked_out_from_one_read_of_its_ru
 ) -> None:
     # Rows, cursors, count, facets, durations: what the page showed when each was a read
     # (the count below its cap, which these runs are: past it, see the next test).
-    from django.db import connection as default
-    from django.test.utils import CaptureQueriesContext
-
     from enrichment.selectors import history_page as module
 
     facet_runs()
     filters = HistoryFilters.from_params({"url": "docs.example", **params})
-    seen, cursor = [], None
-    with CaptureQueriesContext(default) as one_read:
-        while True:
-            found = history_page(filters=filters, cursor=cursor, limit=3)
-            seen.append(page_seen(found, first=cursor is None))
-            cursor = found.page.next_cursor
-            if not cursor:
-                break
+    seen, one_read = every_page_seen(filters)
     # No grouping, count or durations query: the facets were worked out of the one read.
-    assert not any("GROUP BY 1, 2, 3" in q["sql"] for q in one_read.captured_queries)
+    assert not any("GROUP BY 1, 2, 3" in sql for sql in one_read)
     monkeypatch.setattr(module, "_from_matched", lambda *args, **kwargs: None)
-    each, cursor = [], None
-    with CaptureQueriesContext(default) as reads:
-        while True:
-            found = history_page(filters=filters, cursor=cursor, limit=3)
-            each.append(page_seen(found, first=cursor is None))
-            cursor = found.page.next_cursor
-            if not cursor:
-                break
-    assert any("GROUP BY 1, 2, 3" in q["sql"] for q in reads.captured_queries)
+    each, reads = every_page_seen(filters)
+    assert any("GROUP BY 1, 2, 3" in sql for sql in reads)
     assert seen == each
 
 

@@ -22,6 +22,7 @@ import trustme
 from enrichment.pipeline.net import http
 from enrichment.pipeline.net.http import FetchError, fetch_guarded, fetch_guarded_async
 from enrichment.pipeline.net.ssrf import SsrfPolicy
+from tests.enrichment.pipeline.fetch.test_webfetch import send
 
 NAMES = ("a.test", "b.test")
 BIG = 8_000_000  # more than the socket buffers hold: the fetch stops reading half way
@@ -38,14 +39,6 @@ class Server:
     sni: dict[int, str | None] = field(default_factory=dict)
 
 
-def answer(handler: BaseHTTPRequestHandler, body: bytes) -> None:
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/plain")
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
-
-
 @contextlib.contextmanager
 def http11_server(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
     """A keep-alive server: each request is recorded with the client port of its connection
@@ -60,7 +53,7 @@ def http11_server(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
             state.requests.append((port, self.path, state.sni.get(port)))
             body = b"x" * BIG if self.path == "/big" else b"ok " + self.path.encode()
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                answer(self, body)
+                send(self, 200, body, {"Content-Type": "text/plain"})
 
         def finish(self) -> None:
             super().finish()
