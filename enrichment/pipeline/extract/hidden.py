@@ -26,6 +26,12 @@ from collections.abc import Iterator
 import lxml.html
 from lxml import etree
 
+from enrichment.pipeline.extract.choose import shingles
+
+# A hidden block holding at least this share of the 4-grams of the page's declared
+# description is the page's own text, rendered by script (``_holding_declared``).
+DECLARED_HELD_SHARE = 0.5
+_WORDS = re.compile(r"\w+")
 # A visible line of at most this many words ending in "?" can be a folded answer's question.
 MAX_QUESTION_WORDS = 40
 
@@ -81,12 +87,16 @@ _HIDDEN_STYLE = re.compile(
 )
 
 
-def drop_hidden(tree: lxml.html.HtmlElement, *, keep_textless: bool = False) -> None:
+def drop_hidden(
+    tree: lxml.html.HtmlElement, *, keep_textless: bool = False, declared: str | None = None
+) -> None:
     """Remove what ``tree`` holds hidden, keeping what a reader can see or open.
 
     ``keep_textless`` leaves hidden elements that hold no text (icons, avatars, empty
     placeholders) where they are: they cannot smuggle words in, and on some pages the
-    extractors read the page's structure better with them.
+    extractors read the page's structure better with them. ``declared`` is the description
+    the page declares of itself (a product's, in its structured data): hidden blocks holding
+    most of it are shown (``_holding_declared``).
     """
     # Read before <template> elements go: they are the placeholders streamed segments fill.
     placeholders = _segment_placeholders(tree)
@@ -103,8 +113,34 @@ def drop_hidden(tree: lxml.html.HtmlElement, *, keep_textless: bool = False) -> 
             _show(element)  # the extractors downstream skip hidden blocks on their own
         else:
             doomed.append(element)
+    if declared:
+        shown = _holding_declared(doomed, declared)
+        for element in shown:
+            _show(element)
+        doomed = [element for element in doomed if element not in shown]
     drop_all(_without_reveal_wrappers(tree, doomed))
     drop_all(_closed_dialogs(tree))
+
+
+def _holding_declared(elements: list[etree._Element], declared: str) -> list[etree._Element]:
+    """The ``elements`` holding at least DECLARED_HELD_SHARE of the 4-grams of ``declared``.
+
+    A shop that renders its product's details by script serves them in a ``display:none``
+    block until the script shows it (and its menus, drawers and pop-ups hidden the same
+    way). The description the page declares of the product in its structured data says
+    which block is the page's own text; it is shown when the visible page lacks it (the
+    caller checks). Hidden text elsewhere on the page, inside that block too, still goes.
+    """
+    wanted = shingles(declared)
+    if not wanted:
+        return []
+    least = len(_WORDS.findall(declared)) * DECLARED_HELD_SHARE
+    return [
+        element
+        for element in elements
+        if len(element.text_content().split()) >= least
+        and len(wanted & shingles(element.text_content())) >= DECLARED_HELD_SHARE * len(wanted)
+    ]
 
 
 def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:

@@ -136,6 +136,9 @@ MARKDOWN_HELD_SHARE = 0.7
 # ...and the extractors agree only loosely when resiliparse holds less than this share of the
 # markdown's 4-grams: the choice is then made again on the text output too.
 LOOSE_AGREEMENT_SHARE = 0.7
+# A cleaned product page holding less than this share of the 4-grams of the description it
+# declares hid its details (see ``extract_html``).
+DESCRIPTION_SHOWN_SHARE = 0.5
 _TEXT_TYPES = (
     "application/xml",
     "application/javascript",
@@ -199,18 +202,25 @@ def extract_html(
     # Discussion pages hang icons, avatars and empty placeholders marked hidden in every
     # post; removing those changes which subtree trafilatura takes for the thread.
     keep_textless = kind == "forum"
+    description = product_description(html) if kind == "product" else None
     tree = clean_tree(html, keep_textless_hidden=keep_textless)
+    declared = description if _lacks(tree, description) else None
+    if declared:
+        # The product's details are hidden until a script shows them: the hidden block
+        # holding the description the page declares is the page's own text.
+        tree = clean_tree(html, keep_textless_hidden=keep_textless, declared=declared)
     title = page_title(html)
     heading = page_headline(tree)  # read before trafilatura prunes the tree
     headline = heading or title
-    description = product_description(html) if kind == "product" else None
     hints = _Hints(kind, heading, description)
     extractor, text = _main_content(tree, hints, mode=mode, base_url=base_url)
     few_words = len(words_of(text, NOSCRIPT_RETRY_WORDS)) < NOSCRIPT_RETRY_WORDS
     if few_words and "<noscript" in html.lower():
         # A page whose content is rendered by script often serves the same content inside
         # <noscript> for clients without JavaScript (which a fetcher is): read that view.
-        shown = clean_tree(html, keep_noscript=True, keep_textless_hidden=keep_textless)
+        shown = clean_tree(
+            html, keep_noscript=True, keep_textless_hidden=keep_textless, declared=declared
+        )
         retried = _main_content(shown, hints, mode=mode, base_url=base_url)
         if len(words_of(retried[1])) > len(words_of(text)):
             extractor, text = retried
@@ -226,6 +236,20 @@ def extract_html(
     if not has_content(text, title, minimum):
         raise ExtractionError(NO_READABLE_CONTENT)
     return ExtractedContent(text.strip(), headline, extractor, "text/html")
+
+
+def _lacks(tree: lxml.html.HtmlElement | None, description: str | None) -> bool:
+    """Whether the cleaned page holds less than DESCRIPTION_SHOWN_SHARE of ``description``.
+
+    >>> _lacks(lxml.html.fromstring("<p>a brass lamp with a linen shade</p>"),
+    ...     "A brass lamp with a linen shade.")
+    False
+    """
+    wanted = shingles(description or "")
+    if tree is None or not wanted:
+        return False
+    held = len(wanted & shingles(tree.text_content()))
+    return held < DESCRIPTION_SHOWN_SHARE * len(wanted)
 
 
 def _extract_json(body: bytes, content_type: str | None, media_type: str) -> ExtractedContent:

@@ -80,14 +80,19 @@ def drop_empty_links(tree: lxml.html.HtmlElement) -> None:
 
 
 def clean_tree(
-    html: str, *, keep_noscript: bool = False, keep_textless_hidden: bool = False
+    html: str,
+    *,
+    keep_noscript: bool = False,
+    keep_textless_hidden: bool = False,
+    declared: str | None = None,
 ) -> lxml.html.HtmlElement | None:
     """Parse, drop hidden elements (notes A6 step 1) and the small forms asking for an email
     address (``extract/forms.py``); optionally show <noscript> content.
 
     ``keep_textless_hidden`` leaves hidden elements that hold no text (icons, avatars,
     empty placeholders) where they are: they cannot smuggle words in, and on some pages
-    the extractors read the page's structure better with them.
+    the extractors read the page's structure better with them. Hidden blocks holding most
+    of the description the page ``declared`` of itself are shown (``hidden.drop_hidden``).
     """
     try:
         tree = parse_html(_BODY_END.sub("", html))
@@ -98,7 +103,7 @@ def clean_tree(
             element.tag = "div"
     for element in list(tree.iter(etree.Comment)):
         drop(element)
-    drop_hidden(tree, keep_textless=keep_textless_hidden)
+    drop_hidden(tree, keep_textless=keep_textless_hidden, declared=declared)
     drop_email_forms(tree)
     return tree
 
