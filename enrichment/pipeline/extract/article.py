@@ -103,6 +103,9 @@ ASIDE_NAMES = frozenset(
 # ...when it holds less than this share of the body's words (a page may name its whole
 # story "post-author-...": that is not a box beside it).
 ASIDE_SHARE = 0.3
+# A table of contents and sharing buttons are rows of links: a block named only as one of
+# these that holds a paragraph of running text is none (``_named_aside``).
+LINK_ROW_NAMES = frozenset(("toc", "share", "sharing"))
 # Only blocks are weighed: an inline ``<span class="comment">`` is a code comment.
 _ASIDE_TAGS = frozenset(
     ("aside", "blockquote", "div", "dl", "figure", "footer", "form", "header", "li", "ol", "p")
@@ -467,7 +470,33 @@ def _holds(block: etree._Element, element: etree._Element) -> bool:
 
 
 def _named_aside(element: etree._Element) -> bool:
-    return element.tag in _ASIDE_TAGS and _named(element, ASIDE_NAMES)
+    """Whether the page names ``element`` as a block set beside the story (ASIDE_NAMES).
+
+    A block named only as a row of links (LINK_ROW_NAMES) that holds a paragraph of running
+    text is no such row: it is a part of the story the page keeps out of its contents list
+    (``no_toc_section``).
+
+        >>> _named_aside(lxml.html.fromstring('<div class="post-toc"><a href="#a">A</a></div>'))
+        True
+        >>> _named_aside(lxml.html.fromstring(
+        ...     '<div class="no_toc_section"><p>' + "the story goes on here " * 3 + "</p></div>"))
+        False
+    """
+    if element.tag not in _ASIDE_TAGS:
+        return False
+    own = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+    names = ASIDE_NAMES.intersection(_NAME_WORDS.findall(own))
+    if names and names <= LINK_ROW_NAMES:
+        return not any(_is_running_text(paragraph) for paragraph in element.iter("p"))
+    return bool(names)
+
+
+def _is_running_text(paragraph: etree._Element) -> bool:
+    """A paragraph of PARAGRAPH_WORDS words or more, less than LEAD_LINK_SHARE of them links."""
+    words = element_words(paragraph)
+    if words < PARAGRAPH_WORDS:
+        return False
+    return sum(element_words(link) for link in paragraph.iter("a")) < LEAD_LINK_SHARE * words
 
 
 def _named(element: etree._Element, names: frozenset[str]) -> bool:

@@ -163,6 +163,22 @@ def test_blocks_named_as_asides_are_left_out_of_the_body(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_section_named_as_kept_out_of_the_contents_is_read(mode: str) -> None:
+    # "toc" in its name: the page's table of contents leaves this section out, and a table
+    # of contents holds links, not paragraphs of the story.
+    section = (
+        "<div class='no_toc_section'><h3>Where to cross instead</h3><p>Walkers can take the "
+        "lock gates at the east end of the harbour, which stay open day and night.</p></div>"
+    )
+    contents = "<div class='toc'><a href='#a'>Drivers</a> <a href='#b'>Walkers</a></div>"
+    page = _story().replace("<h2>What changes", f"{contents}{section}<h2>What changes")
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Walkers can take the lock gates" in result.text
+    assert "Drivers" not in result.text.split("What changes")[0]
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
 def test_a_box_of_running_text_within_the_body_is_read(mode: str) -> None:
     note = (
         "<aside><h3>A note on ferries</h3><p>The ferry from the north quay runs every twenty "
