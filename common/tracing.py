@@ -16,8 +16,8 @@ an SDK tracer provider (``controlui/tracing.py``, on with the standard ``OTEL_*`
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
@@ -32,8 +32,33 @@ def tracer() -> trace.Tracer:
     return trace.get_tracer(TRACER_NAME)
 
 
+def recording() -> bool:
+    """Whether spans go anywhere: an SDK provider is installed (until then the API's proxy
+    provider hands out tracers that record nothing)."""
+    return not isinstance(
+        trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
+    )
+
+
+def _ignore(name: str, value: AttributeValue) -> None:
+    return None
+
+
+# With tracing off a span costs nothing: no tracer lookup, context or attribute copies (three
+# spans per link made ~3% of a worker's CPU for spans that went nowhere).
+_NOT_RECORDED = nullcontext(_ignore)
+
+
+def open_span(
+    name: str, attributes: Mapping[str, AttributeValue]
+) -> AbstractContextManager[SetAttribute | Callable[[str, AttributeValue], None]]:
+    if not recording():
+        return _NOT_RECORDED
+    return _recorded_span(name, attributes)
+
+
 @contextmanager
-def open_span(name: str, attributes: Mapping[str, AttributeValue]) -> Iterator[SetAttribute]:
+def _recorded_span(name: str, attributes: Mapping[str, AttributeValue]) -> Iterator[SetAttribute]:
     with tracer().start_as_current_span(name, attributes=dict(attributes)) as span:
         yield SetAttribute(span)
 

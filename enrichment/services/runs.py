@@ -303,6 +303,8 @@ async def enrichment_run(
     when there is one) holding a span per stage, URL and attempt; its trace id is stored on
     the run.
     """
+    if not tracing.recording():
+        return await _enrichment_run(request=request, on_progress=on_progress, job=job, trace_id="")
     attributes = {
         "channel": request.channel or "",
         "chat_type": request.chat_type or "",
