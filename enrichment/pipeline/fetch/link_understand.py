@@ -191,7 +191,52 @@ class PageRequest:
 
 
 def parse_arguments(parser: argparse.ArgumentParser, args: Sequence[str]) -> argparse.Namespace:
-    """Parse the arguments after the command name (exits through ``parser`` when bad)."""
+    """Parse the arguments after the command name (exits through ``parser`` when bad).
+
+    A server runs one link model's argv over and over with only the URL changing, so a parse
+    is kept per shape: the arguments with the value of their one ``--url`` stood in for.
+    argparse stores an option's value as given, and classifies any value that is empty or
+    does not start with ``-`` as a plain argument, so such a value cannot change the parse;
+    any other form (``--url=…``, an abbreviation, a value starting with ``-``, several
+    ``--url``) is parsed whole each time."""
+    shape = _url_shape(args)
+    if shape is None:
+        return _parse(parser, args)
+    url, template = shape
+    shapes: dict[tuple[str, ...], argparse.Namespace] = parser.__dict__.setdefault("shapes", {})
+    known = shapes.get(template)
+    if known is not None:
+        return argparse.Namespace(**{**vars(known), "url": url})
+    parsed = _parse(parser, args)  # the first of its shape, parsed whole (errors name it)
+    if len(shapes) >= _SHAPES_KEPT:
+        shapes.clear()
+    shapes[template] = argparse.Namespace(**vars(parsed))
+    return parsed
+
+
+# Distinct argument shapes kept per parser (one per link model's argv in practice).
+_SHAPES_KEPT = 64
+_URL_STAND_IN = "http://url.invalid/"
+
+
+def _url_shape(args: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """``(url, args with the url stood in for)`` when ``args`` hold exactly one ``--url``
+    followed by a plain value; otherwise None (parsed whole).
+
+    >>> _url_shape(["--url", "http://a.test/x", "--format", "text"])
+    ('http://a.test/x', ('--url', 'http://url.invalid/', '--format', 'text'))
+    >>> _url_shape(["--url", "-x"]) is None, _url_shape(["--url=http://a.test/"]) is None
+    (True, True)
+    """
+    if args.count("--url") != 1:
+        return None
+    at = list(args).index("--url") + 1
+    if at >= len(args) or args[at].startswith("-"):
+        return None
+    return args[at], (*args[:at], _URL_STAND_IN, *args[at + 1 :])
+
+
+def _parse(parser: argparse.ArgumentParser, args: Sequence[str]) -> argparse.Namespace:
     parsed = parser.parse_args(list(args))
     if parsed.base_url and not parsed.html_file:
         parser.error("--base-url only applies to --html-file")

@@ -7,6 +7,7 @@ the server its async one (``link_understand_run``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -57,9 +58,14 @@ def page_cache_key(url: str, mode: ExtractMode, max_chars: int, policy: SsrfPoli
     The policy is part of the key: a page fetched under ``allowPrivateNetwork`` must not be
     served once the policy is tightened.
     """
-    policy_text = json.dumps(policy.to_dict(), sort_keys=True)
-    material = f"{url.strip()}\n{mode}\n{max_chars}\n{policy_text}"
+    material = f"{url.strip()}\n{mode}\n{max_chars}\n{_policy_text(policy)}"
     return f"link-understand:{hashlib.sha256(material.encode()).hexdigest()}"
+
+
+@functools.lru_cache(maxsize=64)
+def _policy_text(policy: SsrfPolicy) -> str:
+    """The policy's part of a cache key (a server asks for the same few policies each time)."""
+    return json.dumps(policy.to_dict(), sort_keys=True)
 
 
 def read_page(

@@ -24,7 +24,15 @@ import pytest
 from common.workpool import WorkPool
 from enrichment.pipeline.config.model import WebFetchConfig
 from enrichment.pipeline.fetch.cli_environment import fetch_environment
-from enrichment.pipeline.fetch.link_understand import IN_PROCESS_TYPE, is_builtin, warm_up
+from enrichment.pipeline.fetch.link_understand import (
+    IN_PROCESS_TYPE,
+    CliExit,
+    build_parser,
+    capturing_parser,
+    is_builtin,
+    parse_request,
+    warm_up,
+)
 from enrichment.pipeline.fetch.link_understand_run import AsyncPageCache, run_in_process
 from enrichment.pipeline.net.ssrf import SsrfPolicy
 from enrichment.pipeline.runner import CommandResult, run_command
@@ -164,6 +172,41 @@ async def test_a_usage_error_says_the_same_each_time() -> None:
     assert first.exit_code == 2 and "invalid choice: 'pdf'" in first.stderr_tail
     assert comparable(second) == comparable(first)
     assert first.stderr_tail.count("usage:") == 1
+
+
+ARGV_SEQUENCE = [
+    # arguments after the command name, in the order one reused parser sees them
+    ["--url", "http://a.test/1", "--format", "text"],
+    ["--url", "http://b.test/2?q=a b", "--format", "text"],  # same shape, other URL
+    ["--url", "", "--format", "text"],  # empty: the page on stdin
+    ["--format", "text", "--url", "http://c.test/3", "--max-chars", "99", "--no-wrap"],
+    ["--format", "text", "--url", "http://d.test/4", "--max-chars", "99", "--no-wrap"],
+    ["--url", "-5", "--format", "text"],  # a dash value: parsed whole
+    ["--url", "--format", "text"],  # --url without a value: an error each time
+    ["--url", "http://e.test/5", "--format", "pdf"],  # another shape, a bad choice
+    ["--url=http://f.test/6", "--format", "text"],
+    ["--url", "http://g.test/7", "--url", "http://h.test/8"],  # the last wins
+    ["--url", "http://i.test/9", "--html-file", "x.html"],  # mutually exclusive
+    ["--url", "http://j.test/10", "--base-url", "http://k.test/"],  # base-url needs a file
+    ["--url", "http://l.test/11", "--format", "text"],  # the first shape again
+]
+
+
+def test_a_reused_parser_answers_every_argv_as_a_new_one_would() -> None:
+    """The in-process parser keeps each argv shape's parse; a request's URL, flags and
+    errors are still exactly those of a whole parse of its own arguments."""
+
+    def parsed(parser: Any, args: list[str]) -> tuple[Any, ...]:
+        try:
+            return ("ok", parse_request(parser, args, WebFetchConfig()))
+        except CliExit as exit_:
+            return ("exit", exit_.status, exit_.stdout, exit_.stderr)
+
+    for args in ARGV_SEQUENCE:
+        expected = parsed(build_parser(capture=True), args)
+        assert parsed(capturing_parser(), args) == expected, args
+    first = parsed(capturing_parser(), ARGV_SEQUENCE[0])[1]
+    assert (first.url, first.mode) == ("http://a.test/1", "text")
 
 
 async def test_cache_hits_match_and_are_shared_with_the_script(
