@@ -95,6 +95,24 @@ def test_runs_stored_together_keep_their_own_rows(summarizer) -> None:
         assert attempt.argv == ["summarize", f"http://127.0.0.1/page-{number}"]
 
 
+def test_a_run_gone_before_it_is_stored_with_others_fails_alone(summarizer) -> None:
+    from django.db import DatabaseError
+
+    from enrichment.services import runs as services
+
+    finishes = [_finished_run(n) for n in range(3)]
+    Run.objects.filter(pk=finishes[1].run.pk).delete()  # pruned while it ran
+    with pytest.raises(DatabaseError, match="not stored"):
+        services.runs_finish(finishes)
+    assert not UrlDecision.objects.exists()  # the whole batch was rolled back
+
+    stored, gone, also_stored = services.runs_finish_gathered(finishes)
+    assert isinstance(gone, Exception)
+    for run in (stored, also_stored):
+        assert Run.objects.get(pk=run.pk).outcome == Run.Outcome.SUCCESS
+        assert UrlDecision.objects.filter(run=run).count() == 1
+
+
 def test_a_run_the_database_refuses_fails_alone_and_the_others_are_stored(summarizer) -> None:
     from common.errors import ServiceUnavailable
     from enrichment.services import runs as services
