@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -208,10 +209,38 @@ def run_update(run: Run, fields: Sequence[str]) -> None:
     partitioned storage PostgreSQL then reads and locks the run's month only, where by id
     alone it would probe every month (more of them each month) and wait for a lock held on
     any of them (an old month being dropped). A run no longer stored raises, as
-    ``save(update_fields=...)`` would."""
-    values = {name: getattr(run, name) for name in fields}
-    if not Run.objects.filter(pk=run.pk, created_at=run.created_at).update(**values):
+    ``save(update_fields=...)`` would.
+
+    It is ``Run.objects.filter(pk=, created_at=).update(...)`` written out once per set of
+    fields (``_update_statement``), each value prepared by its model field as the ORM
+    prepares it: compiling that query anew for each run was over a third of the CPU a
+    worker spent storing runs."""
+    columns = [_run_field(name) for name in fields]
+    params = [field.get_db_prep_save(getattr(run, field.attname), connection) for field in columns]
+    params.append(_run_field("id").get_db_prep_value(run.pk, connection))
+    params.append(_run_field("created_at").get_db_prep_value(run.created_at, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(_update_statement(connection.vendor, tuple(fields)), params)
+        stored = cursor.rowcount
+    if stored != 1:
         raise DatabaseError(f"run {run.pk} is not stored: its {', '.join(fields)} were not saved")
+
+
+@functools.lru_cache(maxsize=32)
+def _update_statement(vendor: str, fields: tuple[str, ...]) -> str:
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(_run_field(name).column)} = %s" for name in fields)
+    return (
+        f"UPDATE {quote(Run._meta.db_table)} SET {assignments}"
+        f" WHERE {quote(_run_field('id').column)} = %s"
+        f" AND {quote(_run_field('created_at').column)} = %s"
+    )
+
+
+def _run_field(name: str) -> models.Field[Any, Any]:
+    field = Run._meta.get_field(name)
+    assert isinstance(field, models.Field)
+    return field
 
 
 def runs_recorded(occurrences: Sequence[Occurrence]) -> None:

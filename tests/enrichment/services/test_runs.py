@@ -95,6 +95,41 @@ def test_runs_stored_together_keep_their_own_rows(summarizer) -> None:
         assert attempt.argv == ["summarize", f"http://127.0.0.1/page-{number}"]
 
 
+def test_a_run_update_stores_exactly_what_the_orms_update_stores(summarizer) -> None:
+    """``run_update`` writes its statement out instead of compiling the ORM's ``update``;
+    every kind of value (text with quotes and placeholders, NULL, JSON, booleans, a time)
+    comes back as the ORM's own update stores it."""
+    from django.utils import timezone
+
+    from enrichment.services import runs as services
+
+    (_, run), (_, twin), (_, other) = services.runs_start(
+        [services.Start(services.EnrichRequest(body=f"run {n}")) for n in range(3)]
+    )
+    values = {
+        "enriched_body": "naïve ☃ 'quoted' \\ %s %(x)s ?",
+        "duration_ms": None,
+        "finished_at": timezone.now(),
+        "outcome": "success",
+        "error": "",
+        "media": [{"kind": "audio", "text": "ünïcode", "nested": {"n": 1.5, "none": None}}],
+        "stage_records": {"extra": ["a", 2, True]},
+        "attempts_failed": True,
+        "fallback_used": False,
+        "dns_failed": True,
+    }
+    for name, value in values.items():
+        setattr(run, name, value)
+    services.run_update(run, list(values))
+    Run.objects.filter(pk=twin.pk).update(**values)
+
+    stored = Run.objects.values(*values).get(pk=run.pk)
+    assert stored == Run.objects.values(*values).get(pk=twin.pk)
+    assert stored == values
+    untouched = Run.objects.get(pk=other.pk)  # only the run's own row changed
+    assert (untouched.outcome, untouched.enriched_body) == (Run.Outcome.RUNNING, "")
+
+
 def test_a_run_gone_before_it_is_stored_with_others_fails_alone(summarizer) -> None:
     from django.db import DatabaseError
 
