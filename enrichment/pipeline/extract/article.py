@@ -74,6 +74,11 @@ BETWEEN_SHARE = 0.5
 # On a page with no single headline and no declared kind, running text outside the body may
 # be at most this share of the body's paragraph words (else the page is in several parts).
 OUTSIDE_SHARE = 0.3
+# On a page that declares no article, rival blocks of paragraphs under its one headline are
+# one text's sections when at least this share of the words holding them is running text...
+RUNNING_SHARE = 0.75
+# ...and that holder has less than this share of the page's words (``_parts_of_one_text``).
+WHOLE_PAGE_SHARE = 0.9
 # A block of the body whose words are at least this share link labels is not the story
 # (related posts, tags, share links)...
 LINK_SHARE = 0.7
@@ -144,7 +149,9 @@ def article_text(
     headline or little running text outside the body. ``page_words``: the words of the
     page's ``<body>``, when the caller counted them already.
     """
-    if body is None or body.words < min_words or (body.rivals and not declared):
+    if body is None or body.words < min_words:
+        return None
+    if body.rivals and not declared and len(tree.findall(".//h1")) != 1:
         return None
     element = body.element
     for rival in body.rivals:
@@ -163,6 +170,8 @@ def article_text(
         page_words = words_on_page(tree)
     body_words = element_words(element)
     if body_words < MIN_PAGE_SHARE * page_words:
+        return None
+    if body.rivals and not declared and not _parts_of_one_text(element, body_words, page_words):
         return None
     headings = tree.findall(".//h1")
     if (
@@ -188,6 +197,25 @@ def article_text(
         *_teaser_cards(element, body_words),
     ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
+
+
+def _parts_of_one_text(element: etree._Element, words: int, page_words: int) -> bool:
+    """Whether ``element``, holding a page's rival blocks of paragraphs, holds one text.
+
+    On a page that does not declare an article, parts side by side under its one headline
+    are an article's sections when they are mostly running text (RUNNING_SHARE of the
+    element's ``words`` in paragraphs), the element is not the whole page (WHOLE_PAGE_SHARE
+    of its words: a page of several parts, its menus and panels among them), and the parts
+    are not dated posts (a thread of answers, each with its ``<time>``).
+    """
+    if words >= WHOLE_PAGE_SHARE * page_words or len(element.findall(".//time")) > 1:
+        return False
+    running = sum(
+        count
+        for paragraph in element.iter("p")
+        if (count := element_words(paragraph)) >= PARAGRAPH_WORDS
+    )
+    return running >= RUNNING_SHARE * words
 
 
 def _between(

@@ -52,6 +52,7 @@ An HTML page goes through these steps; each names the module that holds its rule
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from typing import Literal
@@ -136,6 +137,9 @@ MARKDOWN_HELD_SHARE = 0.7
 # ...and the extractors agree only loosely when resiliparse holds less than this share of the
 # markdown's 4-grams: the choice is then made again on the text output too.
 LOOSE_AGREEMENT_SHARE = 0.7
+# An undeclared article read from several parts stands when resiliparse's text holds this
+# share of its 4-grams (``_agrees``).
+PROVEN_SHARE = 0.9
 # A cleaned product page holding less than this share of the 4-grams of the description it
 # declares hid its details (see ``extract_html``).
 DESCRIPTION_SHOWN_SHARE = 0.5
@@ -315,6 +319,10 @@ def _main_content(
         # only find it again, at twenty times the cost (``extract/article.py``). Not on a
         # discussion, whose replies are content as much as the first post.
         declared = kind == "article"
+        # An undeclared text in several parts must prove itself against resiliparse's text
+        # (``_agrees``), read from the page as it is before the fast path writes it out.
+        unproven = not declared and found is not None and bool(found.rivals)
+        spare = copy.deepcopy(tree) if unproven else None
         plain = article_text(
             tree,
             found,
@@ -324,8 +332,11 @@ def _main_content(
             min_words=MIN_BODY_WORDS if declared else UNDECLARED_ARTICLE_WORDS,
             page_words=page_words,
         )
-        if plain is not None:
+        if plain is not None and (spare is None or _agrees(plain, spare, mode=mode)):
             return "article", plain
+        if plain is not None and spare is not None:
+            # The fast path wrote on the tree: the extractors read the spare copy.
+            tree, found = spare, body_element(spare)
     body = None
     # On a listing, the body element is its blurb: the records after it are not cut.
     if (
@@ -427,6 +438,20 @@ def _prepare(tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode) 
     unwrap_heading_buttons(tree)
     if kind == "product":
         drop_review_lists(tree)
+
+
+def _agrees(text: str, tree: lxml.html.HtmlElement, *, mode: ExtractMode) -> bool:
+    """Whether resiliparse's text of ``tree`` holds PROVEN_SHARE of the 4-grams of ``text``.
+
+    Unfolds ``tree``'s folded text, as the extractors' path does.
+    """
+    unfold_text_toggles(tree)
+    other = resiliparse_candidate(lxml.html.tostring(tree, encoding="unicode"), mode=mode)
+    seen = markdown_to_text(text) if mode == "markdown" else text
+    wanted = shingles(seen)
+    if mode == "markdown":
+        other = markdown_to_text(other)
+    return bool(wanted) and len(wanted & shingles(other)) >= PROVEN_SHARE * len(wanted)
 
 
 def _choose(

@@ -363,3 +363,48 @@ def test_an_index_of_linked_names_after_its_introduction_is_read(mode: str) -> N
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "BridgeA0 over the river" in result.text and "BridgeC29 over the river" in result.text
+
+
+SECTION_LINES = (
+    "the closure changes how people who cross the harbour every day get to work",
+    "buses will take the ring road, which adds about twelve minutes at rush hour",
+    "the council expects the repairs on the steel deck to last until late autumn",
+    "shops on the quay worry that fewer visitors will come over from the south side",
+    "a shuttle boat is planned for the busiest hours if enough crews can be found",
+    "cyclists may still cross on the footway as long as they push their bikes",
+)
+
+
+def _sections(*, dated: bool = False) -> str:
+    """An undeclared page: one headline over three sections of paragraphs side by side."""
+    parts = []
+    for index, topic in enumerate(("drivers", "walkers", "ferries")):
+        when = f"<time datetime='2026-03-0{index + 1}'>March {index + 1}:</time> " if dated else ""
+        paragraphs = "".join(
+            f"<p>{when if n == 0 else ''}For {topic}, {SECTION_LINES[(index + n) % 6]}; "
+            f"{SECTION_LINES[(index + n + 3) % 6]} (part {index}, paragraph {n}).</p>"
+            for n in range(4)
+        )
+        parts.append(f"<div class='part'><h2>For {topic}</h2>{paragraphs}</div>")
+    return f"""<!doctype html><html><head><title>Bridge to close</title></head>
+<body>{HEADER}<main><h1>Bridge to close</h1>{"".join(parts)}</main>
+<aside><p>Sponsored: a harbour cruise with dinner, music and a view of the old bridge.</p>
+<div>Most read: the new tram line, the night market on the quay, a guide to the islands,
+the best places to eat by the water, and why the old ferry was sold to a museum.</div>
+<ul>{RELATED}</ul></aside>{FOOTER}</body></html>"""
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_an_undeclared_text_in_several_sections_is_read_whole_by_the_fast_path(
+    mode: str,
+) -> None:
+    result = extract_html(_sections(), mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "(part 0, paragraph 0)" in result.text and "(part 2, paragraph 3)" in result.text
+    assert "harbour cruise" not in result.text
+
+
+def test_an_undeclared_thread_of_dated_posts_is_left_to_the_extractors() -> None:
+    result = extract_html(_sections(dated=True), mode="text")
+    assert result.extractor != "article"
+    assert "(part 0, paragraph 0)" in result.text and "(part 2, paragraph 3)" in result.text
