@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import socket
@@ -15,7 +14,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import DatabaseError, connection, models, transaction
+from django.db import models, transaction
 from django.utils import timezone
 from opentelemetry import trace
 
@@ -36,6 +35,7 @@ from enrichment.services import links, media
 from enrichment.services.alerts import alerts_check_soon
 from enrichment.services.live_feed import decision_broadcast
 from enrichment.services.problems import Occurrence, occurrence_from_rows, problems_record
+from enrichment.services.run_rows import run_update, runs_insert
 from enrichment.stage_specs import StageEnv, stage_json, stages_build, stages_store
 
 logger = logging.getLogger(__name__)
@@ -136,14 +136,7 @@ def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
         )
         for start in starts
     ]
-    if len(runs) == 1:
-        runs[0].save(force_insert=True)
-    elif connection.features.can_return_rows_from_bulk_insert:
-        Run.objects.bulk_create(runs)
-    else:  # a database that cannot say the ids of a bulk insert
-        with transaction.atomic():
-            for run in runs:
-                run.save(force_insert=True)
+    runs_insert(runs)
     return [(loaded.config, run) for run in runs]
 
 
@@ -202,45 +195,6 @@ def runs_finish(finishes: Sequence[Finish]) -> None:
         for run, fields in updates:
             run_update(run, fields)
     runs_recorded([occurrence_from_rows(run, run_rows) for run, run_rows in recorded])
-
-
-def run_update(run: Run, fields: Sequence[str]) -> None:
-    """Store these fields of a stored run. Its time is in the WHERE clause with its id: on
-    partitioned storage PostgreSQL then reads and locks the run's month only, where by id
-    alone it would probe every month (more of them each month) and wait for a lock held on
-    any of them (an old month being dropped). A run no longer stored raises, as
-    ``save(update_fields=...)`` would.
-
-    It is ``Run.objects.filter(pk=, created_at=).update(...)`` written out once per set of
-    fields (``_update_statement``), each value prepared by its model field as the ORM
-    prepares it: compiling that query anew for each run was over a third of the CPU a
-    worker spent storing runs."""
-    columns = [_run_field(name) for name in fields]
-    params = [field.get_db_prep_save(getattr(run, field.attname), connection) for field in columns]
-    params.append(_run_field("id").get_db_prep_value(run.pk, connection))
-    params.append(_run_field("created_at").get_db_prep_value(run.created_at, connection))
-    with connection.cursor() as cursor:
-        cursor.execute(_update_statement(connection.vendor, tuple(fields)), params)
-        stored = cursor.rowcount
-    if stored != 1:
-        raise DatabaseError(f"run {run.pk} is not stored: its {', '.join(fields)} were not saved")
-
-
-@functools.lru_cache(maxsize=32)
-def _update_statement(vendor: str, fields: tuple[str, ...]) -> str:
-    quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(_run_field(name).column)} = %s" for name in fields)
-    return (
-        f"UPDATE {quote(Run._meta.db_table)} SET {assignments}"
-        f" WHERE {quote(_run_field('id').column)} = %s"
-        f" AND {quote(_run_field('created_at').column)} = %s"
-    )
-
-
-def _run_field(name: str) -> models.Field[Any, Any]:
-    field = Run._meta.get_field(name)
-    assert isinstance(field, models.Field)
-    return field
 
 
 def runs_recorded(occurrences: Sequence[Occurrence]) -> None:

@@ -102,6 +102,7 @@ def test_a_run_update_stores_exactly_what_the_orms_update_stores(summarizer) -> 
     from django.utils import timezone
 
     from enrichment.services import runs as services
+    from enrichment.services.run_rows import run_update
 
     (_, run), (_, twin), (_, other) = services.runs_start(
         [services.Start(services.EnrichRequest(body=f"run {n}")) for n in range(3)]
@@ -120,7 +121,7 @@ def test_a_run_update_stores_exactly_what_the_orms_update_stores(summarizer) -> 
     }
     for name, value in values.items():
         setattr(run, name, value)
-    services.run_update(run, list(values))
+    run_update(run, list(values))
     Run.objects.filter(pk=twin.pk).update(**values)
 
     stored = Run.objects.values(*values).get(pk=run.pk)
@@ -128,6 +129,51 @@ def test_a_run_update_stores_exactly_what_the_orms_update_stores(summarizer) -> 
     assert stored == values
     untouched = Run.objects.get(pk=other.pk)  # only the run's own row changed
     assert (untouched.outcome, untouched.enriched_body) == (Run.Outcome.RUNNING, "")
+
+
+def _new_runs(count: int, tag: str) -> list[Run]:
+    from datetime import UTC, datetime
+
+    return [
+        Run(
+            created_at=datetime(2026, 12, 7, 9, 30, n, 123456, tzinfo=UTC),
+            message_id=f"{tag}-{n}",
+            channel="Slack ☃",
+            session_key="agent:main:slack:'; DROP TABLE x; --",
+            original_body=f"body {n}: 'quoted' \\ %s %(x)s ? ünïcode",
+            config_snapshot={"tools": {"links": {"models": [{"command": "x", "n": n}]}}},
+            config_version=None if n % 2 else n,
+            owner="host:1",
+            job=f"job-{tag}-{n}",
+        )
+        for n in range(count)
+    ]
+
+
+@pytest.mark.parametrize("count", [1, 3, 5])
+def test_runs_inserted_are_stored_exactly_as_bulk_create_stores_them(
+    summarizer, monkeypatch, count
+) -> None:
+    """``runs_insert`` writes its INSERT out instead of compiling ``bulk_create``: the rows,
+    their ids (in order) and every value match the ORM's own, also when the database's
+    parameter limit splits them into several statements (5 runs, 2 per statement)."""
+    from django.db import connection
+
+    from enrichment.services.run_rows import runs_insert
+
+    if count == 5:
+        monkeypatch.setattr(connection.ops, "bulk_batch_size", lambda fields, objs: 2)
+    ours, theirs = _new_runs(count, "ours"), _new_runs(count, "theirs")
+    runs_insert(ours)
+    Run.objects.bulk_create(theirs)
+
+    fields = [f.attname for f in Run._meta.concrete_fields if not f.primary_key]
+    assert all(run.pk is not None and not run._state.adding for run in ours)
+    for mine, twin in zip(ours, theirs, strict=True):
+        stored = Run.objects.values(*fields).get(pk=mine.pk)
+        expected = Run.objects.values(*fields).get(pk=twin.pk)
+        assert stored["message_id"] == mine.message_id  # the id came back in row order
+        assert stored == {**expected, "message_id": mine.message_id, "job": mine.job}
 
 
 def test_a_run_gone_before_it_is_stored_with_others_fails_alone(summarizer) -> None:
