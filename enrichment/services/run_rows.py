@@ -1,11 +1,12 @@
-"""The run row's two hot statements, written out: a new run's INSERT and a run's UPDATE.
+"""A run's hot statements, written out: its INSERT, its rows' INSERTs, its UPDATE.
 
-Every message inserts its run (``running``) and updates it when it finishes. The ORM
-compiles each of those statements anew for every run; under load that compiling was most
-of the CPU a worker spent storing runs. Here each statement is written once per shape (the
-fields updated; the number of rows inserted) and each value is prepared by its model field
-(``pre_save``, ``get_db_prep_save``), as the ORM's compiler prepares it, so what is stored
-is the same (``tests/enrichment/services/test_runs.py`` compares them on both databases).
+Every message inserts its run (``running``), then its URL decisions and attempts, and
+updates the run when it finishes. The ORM compiles each of those statements anew for every
+run; under load that compiling was most of the CPU a worker spent storing runs. Here each
+statement is written once per shape (the model and number of rows inserted; the fields
+updated) and each value is prepared by its model field (``pre_save``, ``get_db_prep_save``),
+as the ORM's compiler prepares it, so what is stored is the same
+(``tests/enrichment/services/test_runs.py`` compares them on both databases).
 The config version check before a run is written the same way (``enrichment.config.cache``).
 """
 
@@ -22,40 +23,65 @@ from enrichment.models import Run
 
 
 def runs_insert(runs: Sequence[Run]) -> None:
-    """Insert new runs, setting their ids: ``bulk_create`` (or ``save`` for one), written
-    out. The ids come back from ``RETURNING``, in the order of the rows, as ``bulk_create``
-    relies on; a database that cannot return them saves the runs one by one."""
-    if not connection.features.can_return_rows_from_bulk_insert:
-        with transaction.atomic():
-            for run in runs:
-                run.save(force_insert=True)
+    """Insert new runs, setting their ids (``rows_insert``)."""
+    rows_insert(runs)
+
+
+def rows_insert(rows: Sequence[models.Model]) -> None:
+    """Insert new rows of one model, setting their ids: ``bulk_create``, written out. A
+    row's foreign keys take the ids of the rows they point at (saved before it, as
+    ``bulk_create`` requires). The ids come back from ``RETURNING``, in the order of the
+    rows, as ``bulk_create`` relies on. What this does not cover goes to ``bulk_create``:
+    a database that cannot return the ids, a model without a database-numbered id or with
+    parents, a database default or an expression as a value."""
+    if not rows:
         return
-    fields = _insert_fields()
-    rows = [[field.pre_save(run, add=True) for field in fields] for run in runs]
-    if any(hasattr(value, "resolve_expression") for row in rows for value in row):
-        Run.objects.bulk_create(runs)  # a database default or an expression: the ORM's job
+    model = type(rows[0])
+    fields = _insert_fields(model)
+    if fields is None or not connection.features.can_return_rows_from_bulk_insert:
+        model._default_manager.bulk_create(rows)
         return
-    size = connection.ops.bulk_batch_size(fields, runs) or len(runs)
+    values = [[_insert_value(field, row) for field in fields] for row in rows]
+    if any(hasattr(value, "resolve_expression") for row in values for value in row):
+        model._default_manager.bulk_create(rows)
+        return
+    size = connection.ops.bulk_batch_size(list(fields), rows) or len(rows)
     # One statement is all or nothing by itself; several (the database's limit of
     # parameters) are one transaction.
-    with transaction.atomic() if len(runs) > size else contextlib.nullcontext():
-        for start in range(0, len(runs), size):
-            _insert(runs[start : start + size], rows[start : start + size], fields)
+    with transaction.atomic() if len(rows) > size else contextlib.nullcontext():
+        for start in range(0, len(rows), size):
+            _insert(rows[start : start + size], values[start : start + size], fields)
 
 
-def _insert(runs: Sequence[Run], rows: Sequence[Sequence[Any]], fields: Sequence[Any]) -> None:
+def _insert_value(field: models.Field[Any, Any], row: models.Model) -> Any:
+    if field.many_to_one:  # a foreign key to a row given as an object: that row's key now
+        target = field.get_cached_value(row, default=None)  # type: ignore[attr-defined]
+        if target is not None:
+            if target.pk is None:
+                raise ValueError(f"{type(row).__name__}.{field.name} points at an unsaved row")
+            if getattr(row, field.attname) in field.empty_values:
+                setattr(row, field.name, target)  # sets the key column from the target
+    return field.pre_save(row, add=True)
+
+
+def _insert(
+    rows: Sequence[models.Model],
+    values: Sequence[Sequence[Any]],
+    fields: Sequence[models.Field[Any, Any]],
+) -> None:
+    model = type(rows[0])
     params = [
         field.get_db_prep_save(value, connection)
-        for row in rows
+        for row in values
         for field, value in zip(fields, row, strict=True)
     ]
     with connection.cursor() as cursor:
-        cursor.execute(_insert_statement(connection.vendor, len(rows)), params)
-        ids = [row[0] for row in cursor.fetchall()]
-    for run, pk in zip(runs, ids, strict=True):
-        run.pk = pk
-        run._state.adding = False
-        run._state.db = connection.alias
+        cursor.execute(_insert_statement(model, connection.vendor, len(rows)), params)
+        ids = [returned[0] for returned in cursor.fetchall()]
+    for row, pk in zip(rows, ids, strict=True):
+        row.pk = pk
+        row._state.adding = False
+        row._state.db = connection.alias
 
 
 def run_update(run: Run, fields: Sequence[str]) -> None:
@@ -78,19 +104,24 @@ def run_update(run: Run, fields: Sequence[str]) -> None:
 
 
 @functools.cache
-def _insert_fields() -> tuple[models.Field[Any, Any], ...]:
-    """Every column of a run but its id, which the database numbers."""
-    return tuple(field for field in Run._meta.concrete_fields if not field.primary_key)
+def _insert_fields(model: type[models.Model]) -> tuple[models.Field[Any, Any], ...] | None:
+    """Every column of a row but its id, which the database numbers (None: a model this
+    module leaves to the ORM)."""
+    meta = model._meta
+    if meta.parents or not isinstance(meta.pk, models.AutoField | models.BigAutoField):
+        return None
+    return tuple(field for field in meta.concrete_fields if not field.primary_key)
 
 
 @functools.lru_cache(maxsize=128)
-def _insert_statement(vendor: str, rows: int) -> str:
+def _insert_statement(model: type[models.Model], vendor: str, rows: int) -> str:
+    fields = _insert_fields(model) or ()
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column) for field in _insert_fields())
-    row = "(" + ", ".join(["%s"] * len(_insert_fields())) + ")"
+    columns = ", ".join(quote(field.column) for field in fields)
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     return (
-        f"INSERT INTO {quote(Run._meta.db_table)} ({columns}) VALUES {', '.join([row] * rows)}"
-        f" RETURNING {quote(_field('id').column)}"
+        f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row] * rows)}"
+        f" RETURNING {quote(model._meta.pk.column)}"
     )
 
 

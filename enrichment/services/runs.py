@@ -35,7 +35,7 @@ from enrichment.services import links, media
 from enrichment.services.alerts import alerts_check_soon
 from enrichment.services.live_feed import decision_broadcast
 from enrichment.services.problems import Occurrence, occurrence_from_rows, problems_record
-from enrichment.services.run_rows import run_update, runs_insert
+from enrichment.services.run_rows import rows_insert, run_update, runs_insert
 from enrichment.stage_specs import StageEnv, stage_json, stages_build, stages_store
 
 logger = logging.getLogger(__name__)
@@ -190,8 +190,8 @@ def runs_finish(finishes: Sequence[Finish]) -> None:
         updates.append((run, [*FINISH_FIELDS, *writes.fields]))
         recorded.append((run, writes.rows))
     with transaction.atomic():
-        for model, new_rows in rows.items():
-            model._default_manager.bulk_create(new_rows)
+        for new_rows in rows.values():
+            rows_insert(new_rows)
         for run, fields in updates:
             run_update(run, fields)
     runs_recorded([occurrence_from_rows(run, run_rows) for run, run_rows in recorded])

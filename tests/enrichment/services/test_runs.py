@@ -41,10 +41,16 @@ def test_page_text_with_nul_is_stored_and_the_run_finishes(user_client, summariz
 def test_a_final_save_that_raises_closes_the_run_as_an_error(
     user_client, summarizer, monkeypatch
 ) -> None:
-    def refuse(*args, **kwargs):
-        raise RuntimeError("database refused the attempts")
+    from enrichment.services import runs as services
 
-    monkeypatch.setattr(Attempt.objects, "bulk_create", refuse)
+    insert = services.rows_insert
+
+    def refuse(rows):
+        if rows and isinstance(rows[0], Attempt):
+            raise RuntimeError("database refused the attempts")
+        insert(rows)
+
+    monkeypatch.setattr(services, "rows_insert", refuse)
     response = enrich(user_client, "read http://127.0.0.1/a")
     assert response.status_code == 503
     run = Run.objects.get()
@@ -174,6 +180,73 @@ def test_runs_inserted_are_stored_exactly_as_bulk_create_stores_them(
         expected = Run.objects.values(*fields).get(pk=twin.pk)
         assert stored["message_id"] == mine.message_id  # the id came back in row order
         assert stored == {**expected, "message_id": mine.message_id, "job": mine.job}
+
+
+def test_a_runs_rows_inserted_point_where_bulk_create_points_them(summarizer) -> None:
+    """URL decisions and their attempts, given as objects pointing at objects, are stored
+    by ``rows_insert`` as ``bulk_create`` stores them: the same values, each attempt under
+    its own decision, each decision under its run."""
+    from enrichment.services.run_rows import rows_insert, runs_insert
+
+    def rows(tag: str, insert) -> tuple[Run, list[UrlDecision]]:
+        (run,) = _new_runs(1, tag)
+        runs_insert([run])
+        decisions = [
+            UrlDecision(
+                run=run,
+                run_created_at=run.created_at,
+                position=n,
+                url=f"http://{tag}.test/{n}?q='%s'",
+                blocked=n == 1,
+                reason="" if n != 1 else "Blocked: private address",
+                addresses=["10.0.0.1"] if n == 1 else [],
+                chosen_position=None if n == 1 else 0,
+                summary=f"summary ☃ {n}",
+            )
+            for n in range(3)
+        ]
+        attempts = [
+            Attempt(
+                url_decision=decision,
+                run_created_at=run.created_at,
+                position=k,
+                command="summarize",
+                argv=["summarize", decision.url, {"k": k}],
+                outcome="success" if k else "failed",
+                exit_code=None if k else 2,
+                duration_ms=10 + k,
+                stderr_tail="" if k else "usage: …",
+            )
+            for decision in decisions
+            for k in range(2)
+        ]
+        insert(decisions)
+        insert(attempts)
+        return run, decisions
+
+    def stored(run: Run) -> list[tuple[object, ...]]:
+        fields = ["position", "blocked", "reason", "addresses", "chosen_position", "summary"]
+        skip = {"id", "url_decision_id", "argv"}
+        attempt_fields = [f.attname for f in Attempt._meta.concrete_fields if f.attname not in skip]
+        return [
+            (
+                *(getattr(decision, name) for name in fields),
+                decision.url.split(".test", 1)[1],
+                decision.run_created_at,
+                [
+                    tuple(getattr(attempt, name) for name in attempt_fields)
+                    + (attempt.argv[1:2] == [decision.url], attempt.argv[2])
+                    for attempt in decision.attempts.order_by("position")
+                ],
+            )
+            for decision in run.url_decisions.order_by("position")
+        ]
+
+    ours, our_decisions = rows("ours", rows_insert)
+    theirs, _ = rows("theirs", lambda objs: type(objs[0]).objects.bulk_create(objs))
+    assert all(d.pk is not None and d.run_id == ours.pk for d in our_decisions)
+    assert stored(ours) == stored(theirs)
+    assert len(stored(ours)) == 3 and all(len(d[-1]) == 2 for d in stored(ours))
 
 
 def test_a_run_gone_before_it_is_stored_with_others_fails_alone(summarizer) -> None:
