@@ -44,8 +44,8 @@ def _ignore(name: str, value: AttributeValue) -> None:
     return None
 
 
-# With tracing off a span costs nothing: no tracer lookup, context or attribute copies (three
-# spans per link made ~3% of a worker's CPU for spans that went nowhere).
+# With tracing off a span is one shared do-nothing context: no tracer lookup, current-span
+# context or attribute copy (1.5 instead of 8 microseconds per span; a link has three).
 _NOT_RECORDED = nullcontext(_ignore)
 
 

@@ -22,11 +22,6 @@ from django.db import DatabaseError, connection, models, transaction
 from enrichment.models import Run
 
 
-def runs_insert(runs: Sequence[Run]) -> None:
-    """Insert new runs, setting their ids (``rows_insert``)."""
-    rows_insert(runs)
-
-
 def rows_insert(rows: Sequence[models.Model]) -> None:
     """Insert new rows of one model, setting their ids: ``bulk_create``, written out. A
     row's foreign keys take the ids of the rows they point at (saved before it, as

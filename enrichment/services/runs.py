@@ -35,7 +35,7 @@ from enrichment.services import links, media
 from enrichment.services.alerts import alerts_check_soon
 from enrichment.services.live_feed import decision_broadcast
 from enrichment.services.problems import Occurrence, occurrence_from_rows, problems_record
-from enrichment.services.run_rows import rows_insert, run_update, runs_insert
+from enrichment.services.run_rows import rows_insert, run_update
 from enrichment.stage_specs import StageEnv, stage_json, stages_build, stages_store
 
 logger = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ def runs_start(starts: Sequence[Start]) -> list[tuple[Config, Run]]:
         )
         for start in starts
     ]
-    runs_insert(runs)
+    rows_insert(runs)
     return [(loaded.config, run) for run in runs]
 
 

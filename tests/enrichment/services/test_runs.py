@@ -160,17 +160,17 @@ def _new_runs(count: int, tag: str) -> list[Run]:
 def test_runs_inserted_are_stored_exactly_as_bulk_create_stores_them(
     summarizer, monkeypatch, count
 ) -> None:
-    """``runs_insert`` writes its INSERT out instead of compiling ``bulk_create``: the rows,
+    """``rows_insert`` writes its INSERT out instead of compiling ``bulk_create``: the rows,
     their ids (in order) and every value match the ORM's own, also when the database's
     parameter limit splits them into several statements (5 runs, 2 per statement)."""
     from django.db import connection
 
-    from enrichment.services.run_rows import runs_insert
+    from enrichment.services.run_rows import rows_insert
 
     if count == 5:
         monkeypatch.setattr(connection.ops, "bulk_batch_size", lambda fields, objs: 2)
     ours, theirs = _new_runs(count, "ours"), _new_runs(count, "theirs")
-    runs_insert(ours)
+    rows_insert(ours)
     Run.objects.bulk_create(theirs)
 
     fields = [f.attname for f in Run._meta.concrete_fields if not f.primary_key]
@@ -186,11 +186,11 @@ def test_a_runs_rows_inserted_point_where_bulk_create_points_them(summarizer) ->
     """URL decisions and their attempts, given as objects pointing at objects, are stored
     by ``rows_insert`` as ``bulk_create`` stores them: the same values, each attempt under
     its own decision, each decision under its run."""
-    from enrichment.services.run_rows import rows_insert, runs_insert
+    from enrichment.services.run_rows import rows_insert
 
     def rows(tag: str, insert) -> tuple[Run, list[UrlDecision]]:
         (run,) = _new_runs(1, tag)
-        runs_insert([run])
+        rows_insert([run])
         decisions = [
             UrlDecision(
                 run=run,
