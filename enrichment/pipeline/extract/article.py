@@ -11,7 +11,8 @@ page is plain enough to trust it, and None otherwise, so the caller runs the ext
   or a caption, and the story is elsewhere: in ``<div>`` lines or a list of posts);
 - the body holds at least MIN_PAGE_SHARE of the page's words (a body lost in a page of
   teasers, tables or comments is one part among many), and is not inside a footer, sidebar
-  or navigation (a disclaimer, an "about the author");
+  or navigation (a disclaimer, an "about the author"), unless the page declares an article:
+  then its text must agree with resiliparse's (``needs_proof``, checked by the caller);
 - the words between the page's only ``<h1>`` and the body are at most BETWEEN_SHARE of the
   body's (else the story is between them, and the body is a sidebar's);
 - a page that does not declare itself an article and has no single ``<h1>`` may be a page of
@@ -164,7 +165,7 @@ def article_text(
             # One post of a list (a comment thread) beside a body that is none.
             continue
         element = common
-    if element.tag in _NOT_ONE_ARTICLE or _in_chrome(element):
+    if element.tag in _NOT_ONE_ARTICLE or (_in_chrome(element) and not declared):
         return None
     if page_words is None:
         page_words = words_on_page(tree)
@@ -197,6 +198,21 @@ def article_text(
         *_teaser_cards(element, body_words),
     ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
+
+
+def needs_proof(body: BodyElement | None, *, declared: bool) -> bool:
+    """Whether the fast path's text of this page stands only if resiliparse's agrees.
+
+    So it is for an undeclared text in several parts (``_parts_of_one_text``) and for a
+    declared article whose body lies in what is elsewhere the page's chrome (a footer,
+    sidebar or navigation: a layout that wraps the story in an ``<aside>``, where on most
+    pages such a body is a disclaimer or an author box). The caller checks.
+    """
+    if body is None:
+        return False
+    if declared:
+        return _in_chrome(body.element)
+    return bool(body.rivals)
 
 
 def _parts_of_one_text(element: etree._Element, words: int, page_words: int) -> bool:

@@ -59,7 +59,7 @@ from typing import Literal
 
 import lxml.html
 
-from enrichment.pipeline.extract.article import MIN_BODY_WORDS, article_text
+from enrichment.pipeline.extract.article import MIN_BODY_WORDS, article_text, needs_proof
 from enrichment.pipeline.extract.candidates import (
     drop_repeated_chrome,
     resiliparse_candidate,
@@ -319,10 +319,10 @@ def _main_content(
         # only find it again, at twenty times the cost (``extract/article.py``). Not on a
         # discussion, whose replies are content as much as the first post.
         declared = kind == "article"
-        # An undeclared text in several parts must prove itself against resiliparse's text
-        # (``_agrees``), read from the page as it is before the fast path writes it out.
-        unproven = not declared and found is not None and bool(found.rivals)
-        spare = copy.deepcopy(tree) if unproven else None
+        # An undeclared text in several parts, or a declared one in the page's chrome, must
+        # prove itself against resiliparse's text (``_agrees``), read from the page as it is
+        # before the fast path writes it out.
+        spare = copy.deepcopy(tree) if needs_proof(found, declared=declared) else None
         plain = article_text(
             tree,
             found,

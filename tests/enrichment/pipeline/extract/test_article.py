@@ -408,3 +408,19 @@ def test_an_undeclared_thread_of_dated_posts_is_left_to_the_extractors() -> None
     result = extract_html(_sections(dated=True), mode="text")
     assert result.extractor != "article"
     assert "(part 0, paragraph 0)" in result.text and "(part 2, paragraph 3)" in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_declared_article_a_broken_menu_wraps_is_read_when_resiliparse_agrees(
+    mode: str,
+) -> None:
+    # A menu whose tags never close: the parser puts the rest of the page, the story's
+    # <main> landmark with it, inside the <nav>. The story is still the article there, as
+    # resiliparse (which keeps a main landmark) agrees.
+    menu = "<header><nav><ul><li><a href='/'>Home</a><div class='dropdown'>"
+    page = _story().replace(HEADER, menu, 1).replace("<article>", "<main role='main'><article>", 1)
+    page = page.replace("</article>", "</article></main>", 1)
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Paragraph 0 of the story" in result.text and "Paragraph 5 of the story" in result.text
+    assert "Other story number" not in result.text
