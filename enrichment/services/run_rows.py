@@ -86,13 +86,15 @@ def run_update(run: Run, fields: Sequence[str]) -> None:
     any of them (an old month being dropped). A run no longer stored raises, as
     ``save(update_fields=...)`` would.
 
-    It is ``Run.objects.filter(pk=, created_at=).update(...)``, written out."""
+    It is ``Run.objects.filter(pk=, created_at=).update(...)``, written out. A field named
+    twice (two stages keep their records in ``stage_records``) is set once."""
+    fields = tuple(dict.fromkeys(fields))
     columns = [_field(name) for name in fields]
     params = [field.get_db_prep_save(getattr(run, field.attname), connection) for field in columns]
     params.append(_field("id").get_db_prep_value(run.pk, connection))
     params.append(_field("created_at").get_db_prep_value(run.created_at, connection))
     with connection.cursor() as cursor:
-        cursor.execute(_update_statement(connection.vendor, tuple(fields)), params)
+        cursor.execute(_update_statement(connection.vendor, fields), params)
         stored = cursor.rowcount
     if stored != 1:
         raise DatabaseError(f"run {run.pk} is not stored: its {', '.join(fields)} were not saved")
