@@ -36,6 +36,11 @@ def _story(*, declared: bool = True) -> str:
 <ul class="related">{RELATED}</ul></div></article>{FOOTER}</body></html>"""
 
 
+def _story_with(*blocks: str) -> str:
+    """The story with these blocks just before its second section."""
+    return _story().replace("<h2>What changes", "".join(blocks) + "<h2>What changes")
+
+
 def test_plain_article_takes_the_fast_path_and_keeps_its_lead_and_structure() -> None:
     result = extract_html(_story(), mode="markdown")
     assert result.extractor == "article"
@@ -131,7 +136,7 @@ def test_photo_captions_are_left_out_and_listing_captions_kept(mode: str) -> Non
         "<div><div class='box-caption'>Config before the closure</div>"
         "<pre>route = bridge</pre></div>"
     )
-    page = _story().replace("<h2>What changes", f"{photo}{listing}{named}<h2>What changes")
+    page = _story_with(photo, listing, named)
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "Photo: Sam Rowe" not in result.text and "old bridge at dawn" not in result.text
@@ -171,7 +176,7 @@ def test_a_section_named_as_kept_out_of_the_contents_is_read(mode: str) -> None:
         "lock gates at the east end of the harbour, which stay open day and night.</p></div>"
     )
     contents = "<div class='toc'><a href='#a'>Drivers</a> <a href='#b'>Walkers</a></div>"
-    page = _story().replace("<h2>What changes", f"{contents}{section}<h2>What changes")
+    page = _story_with(contents, section)
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "Walkers can take the lock gates" in result.text
@@ -185,7 +190,7 @@ def test_a_box_of_running_text_within_the_body_is_read(mode: str) -> None:
         "minutes while the bridge is closed, and costs the same as a bus ticket.</p></aside>"
     )
     links = "<aside><a href='/a'>Bridge history</a> <a href='/b'>Harbour map</a></aside>"
-    page = _story().replace("<h2>What changes", f"{note}{links}<h2>What changes")
+    page = _story_with(note, links)
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "ferry from the north quay runs every twenty minutes" in result.text
@@ -199,7 +204,7 @@ def test_a_list_of_links_to_other_pages_within_the_story_is_kept(mode: str) -> N
         "<li><a href='/routes/ferry'>North ferry</a></li></ul>"
     )
     contents = "<ul><li><a href='#drivers'>Drivers</a></li><li><a href='#buses'>Buses</a></li></ul>"
-    page = _story().replace("<h2>What changes", f"{contents}{routes}<h2>What changes")
+    page = _story_with(contents, routes)
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     assert "Ring road" in result.text and "North ferry" in result.text
@@ -213,7 +218,7 @@ def test_an_ordered_list_keeps_its_numbers_as_a_browser_shows_them(mode: str) ->
         "<ol start='3'><li>Park at the quay</li><!-- note --><li>Walk to the ferry</li>"
         "<li value='7'>Buy a ticket</li><li>Cross the harbour</li></ol>"
     )
-    page = _story().replace("<h2>What changes", f"{steps}<h2>What changes")
+    page = _story_with(steps)
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert result.extractor == "article"
     lines = result.text.splitlines()
@@ -229,7 +234,7 @@ def test_a_list_number_no_browser_would_read_counts_from_one(start: str) -> None
     # A superscript digit, another script's digit, thousands of digits: a hostile page's
     # attribute must not fail the extraction (int() refuses the first and the third).
     steps = f"<ol start='{start}'><li>Park at the quay</li><li value='{start}'>Walk</li></ol>"
-    page = _story().replace("<h2>What changes", f"{steps}<h2>What changes")
+    page = _story_with(steps)
     lines = extract_html(page, mode="text").text.splitlines()
     assert "1. Park at the quay" in lines and "2. Walk" in lines
 
@@ -262,7 +267,7 @@ def test_linked_headings_that_are_the_story_are_kept(mode: str) -> None:
     # A row of cards between the story's paragraphs (a service's columns) is its own text,
     # and so is a roundup made of cards (its items are the story).
     row = "".join(_card(index) for index in (1, 2))
-    page = _story().replace("<h2>What changes", f"{row}<h2>What changes")
+    page = _story_with(row)
     result = extract_html(page, mode=mode)  # type: ignore[arg-type]
     assert "Teaser title number 1" in result.text and "Blurb 2 of another" in result.text
     items = "".join(
