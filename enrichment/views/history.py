@@ -17,7 +17,7 @@ from common.errors import InvalidInput, NotFound, PermissionDenied
 from enrichment import selectors
 from enrichment.models import Run
 from enrichment.selectors import SORTS, stats
-from enrichment.selectors.history_page import history_page
+from enrichment.selectors.history_page import history_page, history_rows
 from enrichment.selectors.problems import problem_ids_for
 from enrichment.selectors.retention import retention_status
 from enrichment.selectors.saved_views import saved_view_get, saved_views_for
@@ -33,6 +33,10 @@ MAX_TRAIL = 40
 TRAIL_SEPARATOR = "."  # never in a cursor (URL-safe base64)
 FIRST_PAGE = "~"  # the first page's place in the trail (no cursor); never a cursor either
 CHAT_TYPES = ("direct", "group", "channel")
+# With a word or URL fragment the page shows its rows first, and its count, facet counts and
+# duration chart come from the same page asked for again with ``counts=1``
+# (``history-counts.js`` fetches it and swaps them in; without scripts it is a link).
+COUNTS_PARAM = "counts"
 
 
 @require_GET
@@ -168,7 +172,9 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
     try:
         filters = selectors.HistoryFilters.from_params(params)
         limit = _page_size(params.get("limit"))
-        found = history_page(filters=filters, cursor=cursor or None, limit=limit)
+        deferred = bool(filters.q or filters.url) and params.get(COUNTS_PARAM) != "1"
+        read = history_rows if deferred else history_page
+        found = read(filters=filters, cursor=cursor or None, limit=limit)
     except InvalidInput as exc:
         context["error"] = exc.detail
         context["error_field"] = exc.detail.split(":", 1)[0]
@@ -202,6 +208,8 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         hidden_filters=[(name, filter_params[name]) for name in HIDDEN if name in filter_params],
         durations=found.durations,
         durations_skipped=found.durations_skipped,
+        counts_pending=found.counts_deferred,
+        counts_query=urlencode({**params, COUNTS_PARAM: "1"}),
     )
     return context, 200
 

@@ -65,6 +65,8 @@ def paths(demo: dict[str, Any]) -> dict[str, str]:
         "overview": "/",
         "history": "/decisions/",
         "history-facets": "/decisions/?outcome=success&outcome=skipped&range=7d&command=x",
+        # a text filter: the rows first, then the counts swapped in (history-counts.js)
+        "history-url": "/decisions/?url=example&outcome=success&outcome=error",
         "explain": "/explain/?message=see+https://example.com/a&channel=telegram&chatType=group",
         "tools": "/tools/",
         "render": "/render/",

@@ -322,17 +322,25 @@ def test_history_query_count_is_constant(
     # rare fragment is listed whole, without the rarest trigrams' try first.
     monkeypatch.setattr(text_search, "url_sample", lambda using="default": [])
     make_runs(count, urls=3, attempts=2)
-    # session, user, saved views, then on SQLite one page of runs (their derived statuses
-    # are on the rows; a page holding every match is its own count), one facet grouping (no
-    # facet and no status is chosen, so the three facets and the status counts share their
-    # filters) and the durations. On PostgreSQL the URL fragment is planned first
-    # (text_search.planned: the table size, an estimate, the runs of a rare fragment in a
-    # savepoint); being rare, its runs are read once for the count, facets and durations
-    # (history_page._from_matched), then the page's rows by id.
-    expected = 3 + 7 + 2 if connection.vendor == "postgresql" else 3 + 3
-    with django_assert_num_queries(expected):
+    # A URL fragment's page shows its rows first: session, user, saved views, then on
+    # SQLite one page of runs (their derived statuses are on the rows). On PostgreSQL the
+    # fragment is planned first (text_search.newest_first: the table size, an estimate, the
+    # runs of a rare fragment in a savepoint of five statements), then the page.
+    postgres = connection.vendor == "postgresql"
+    with django_assert_num_queries(3 + 8 if postgres else 3 + 1):
         response = user_client.get("/decisions/?url=example.com")
-    assert len(run_ids(response.content.decode())) == count
+    html = response.content.decode()
+    assert len(run_ids(html)) == count
+    assert 'class="facet-count"' not in html and 'id="counts-pending"' in html
+    # Its count, facets and durations: the same page again with counts=1. On SQLite the page
+    # (a page holding every match is its own count), one facet grouping (no facet and no
+    # status is chosen, so the three facets and the status counts share their filters) and
+    # the durations; on PostgreSQL, the fragment being rare, its runs are read once for the
+    # count, facets and durations (history_page._from_matched), then the page's rows by id.
+    with django_assert_num_queries(3 + 7 + 2 if postgres else 3 + 3):
+        counted = user_client.get("/decisions/?url=example.com&counts=1").content.decode()
+    assert len(run_ids(counted)) == count
+    assert re.search(rf'id="result-count" data-exact="true">{count} runs?<', counted)
 
 
 # --- run detail --------------------------------------------------------------------------

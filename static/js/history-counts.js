@@ -1,0 +1,70 @@
+/* History with a word or URL fragment: the rows come first, and the count, the facet counts
+ * and the duration chart are read after them.
+ *
+ * #counts-pending names the same page with counts=1. That page is fetched once and its
+ * count, facets and chart replace the pending ones here: the server renders and escapes them
+ * exactly as on a reload. Boxes ticked meanwhile stay ticked. Without scripts the pending
+ * note's link opens that page.
+ */
+(function () {
+  "use strict";
+
+  var pending = document.getElementById("counts-pending");
+  if (!pending || !pending.dataset.countsUrl) return;
+
+  function ticked(root) {
+    var states = {};
+    var boxes = root.querySelectorAll("input[type=checkbox]");
+    for (var i = 0; i < boxes.length; i++) {
+      states[boxes[i].name + "\u0000" + boxes[i].value] = boxes[i].checked;
+    }
+    return states;
+  }
+
+  function keepTicked(root, states) {
+    var boxes = root.querySelectorAll("input[type=checkbox]");
+    for (var i = 0; i < boxes.length; i++) {
+      var key = boxes[i].name + "\u0000" + boxes[i].value;
+      if (key in states) boxes[i].checked = states[key];
+    }
+  }
+
+  function swap(fresh, id, before) {
+    var current = document.getElementById(id);
+    var next = fresh.getElementById(id);
+    if (!current || !next) return;
+    var adopted = document.importNode(next, true);
+    if (before) before(adopted, current);
+    current.replaceWith(adopted);
+  }
+
+  function failed() {
+    var note = document.getElementById("counts-note") || document.getElementById("facet-note");
+    if (!note) return;
+    note.removeAttribute("aria-busy");
+    note.textContent = "· the counts could not be read: ";
+    var again = document.createElement("a");
+    again.href = pending.dataset.countsUrl;
+    again.textContent = "try again";
+    note.appendChild(again);
+  }
+
+  fetch(pending.dataset.countsUrl, { credentials: "same-origin", headers: { Accept: "text/html" } })
+    .then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.text();
+    })
+    .then(function (html) {
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      if (!fresh.getElementById("facet-counts")) throw new Error("no counts in the page");
+      swap(fresh, "facet-counts", function (adopted, current) {
+        keepTicked(adopted, ticked(current));
+      });
+      swap(fresh, "result-count");
+      swap(fresh, "durations");
+      swap(fresh, "counts-note");
+      pending.remove();
+      document.dispatchEvent(new CustomEvent("controlui:counts"));
+    })
+    .catch(failed);
+})();
