@@ -597,10 +597,16 @@ def test_on_partitioned_storage_a_page_the_newest_month_fills_lists_that_month_o
         assert api_ids(user_client, url="docs.example", limit="50") == [run.pk for run in runs]
     # This month, then every older one.
     assert listings(all_months.captured_queries) == 2
-    # The history page counts and facets every match: it lists them once, whole.
+    # The history page shows its rows as the API lists them…
     with CaptureQueriesContext(default) as html:
-        assert page_ids(user_client, url="docs.example")[: len(runs)] == [run.pk for run in runs]
+        assert page_ids(user_client, url="docs.example", limit="2")[:2] == [runs[0].pk, runs[1].pk]
     assert listings(html.captured_queries) == 1
+    # …and its counts (counts=1) are of every match: it lists them once, whole.
+    with CaptureQueriesContext(default) as counted:
+        ids = page_ids(user_client, url="docs.example", counts="1")
+        assert ids[: len(runs)] == [run.pk for run in runs]
+    whole = [q["sql"] for q in counted.captured_queries if "ARRAY_AGG(DISTINCT" in q["sql"]]
+    assert len(whole) == 1 and '"run_created_at" >=' not in whole[0], whole
 
 
 # --- the history page of a rare fragment: one read of its runs ------------------------------
