@@ -411,3 +411,32 @@ def test_modal_outweighing_a_page_whose_headline_stands_outside_it_is_removed() 
     text = extract_html(html).text
     assert "Paragraph 0 of the visible" in text and "Paragraph 3 of the visible" in text
     assert "cookies" not in text and "Confirm my choices" not in text
+
+
+def _meta_page(separator: str) -> str:
+    story = "".join(
+        f"<p>Part {i} of the story tells how the ferry crossed the bay at dawn, slowly.</p>"
+        for i in range(6)
+    )
+    return (
+        "<html><head><title>Ferry</title></head><body><main><article><h1>Ferry</h1>"
+        f"<div><span>Ann Lee</span>{separator}<span>5 min read</span></div>"
+        f"{story}</article></main></body></html>"
+    )
+
+
+def test_a_separator_shown_but_hidden_from_screen_readers_keeps_its_words_apart() -> None:
+    # aria-hidden hides from screen readers only: the dot stands between the two parts.
+    text = extract_html(_meta_page('<span aria-hidden="true">·</span>')).text
+    assert "Lee 5 min read" in text and "Lee5" not in text
+
+
+@pytest.mark.parametrize(
+    "separator",
+    ['<span style="display:none">·</span>', "<span hidden>·</span>",
+     '<span aria-hidden="true" style="display:none">·</span>'],
+    ids=["display-none", "hidden-attr", "aria-hidden-and-display-none"],
+)  # fmt: skip
+def test_a_block_hidden_from_everyone_leaves_no_space(separator: str) -> None:
+    # Nobody sees it: the words around it touch on the screen as in the text.
+    assert "Lee5 min read" in extract_html(_meta_page(separator)).text
