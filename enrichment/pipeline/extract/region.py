@@ -418,7 +418,7 @@ class BlockWriter:
         rows = []
         for row in table.iter("tr"):
             cells = [
-                " ".join(cell.text_content().split())
+                " ".join(_cell_text(cell).split())
                 for cell in row
                 if isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")
             ]
@@ -433,3 +433,39 @@ class BlockWriter:
         lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
         lines.insert(1, "|" + " --- |" * width)
         self.blocks.append("\n".join(lines))
+
+
+# Inside a table's cell, elements a browser lays out apart from the words around them.
+_APART_IN_CELL = frozenset(_HEADINGS) | {"p", "br", "hr", "pre", "blockquote"}
+
+
+def _cell_text(cell: etree._Element) -> str:
+    """A table cell's text, with a space around its headings, paragraphs and line breaks.
+
+    A layout table's cell holds blocks (``<h2>Corn plant</h2><p>Dracaena spp.<br>Low
+    light</p>``) that a browser shows on lines of their own; read as one string their words
+    run together ("Corn plantDracaena spp.Low light").
+
+        >>> " ".join(_cell_text(lxml.html.fromstring(
+        ...     "<td><h2>Corn plant</h2><p>Dracaena<br>Low <b>light</b></p></td>")).split())
+        'Corn plant Dracaena Low light'
+    """
+    parts: list[str] = []
+    pending: list[tuple[etree._Element, bool]] = [(cell, False)]
+    while pending:
+        element, closing = pending.pop()
+        tag = element.tag.lower() if isinstance(element.tag, str) else ""
+        apart = tag in _APART_IN_CELL and element is not cell
+        if closing:
+            if apart:
+                parts.append(" ")
+            if element.tail and element is not cell:
+                parts.append(element.tail)
+            continue
+        if apart:
+            parts.append(" ")
+        if tag and element.text:
+            parts.append(element.text)
+        pending.append((element, True))
+        pending.extend((child, False) for child in reversed(element))
+    return "".join(parts)

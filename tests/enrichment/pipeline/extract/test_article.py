@@ -429,3 +429,13 @@ def test_a_declared_article_a_broken_menu_wraps_is_read_when_resiliparse_agrees(
     assert result.extractor == "article"
     assert "Paragraph 0 of the story" in result.text and "Paragraph 5 of the story" in result.text
     assert "Other story number" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_layout_tables_cell_keeps_its_blocks_apart(mode: str) -> None:
+    # A cell holding a heading and a paragraph with a line break: a browser shows three lines.
+    cell = "<td><h2>1. Ring road</h2><p><em>Detour</em> north<br>Adds twelve minutes</p></td>"
+    result = extract_html(_story_with(f"<table><tr>{cell}</tr></table>"), mode=mode)
+    assert result.extractor == "article"
+    assert "Ring road Detour north Adds twelve minutes" in result.text.replace("*", "")
+    assert "roadDetour" not in result.text and "northAdds" not in result.text
