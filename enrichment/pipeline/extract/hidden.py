@@ -6,8 +6,8 @@ the ``hidden`` attribute, ``aria-hidden``, a hiding class (``sr-only``, ``d-none
 undone from some screen width up), a template framework's cloak (``v-cloak``, ``x-cloak``: a
 template part not rendered yet) or an inline style (``display:none``, zero opacity or size,
 clipped, pushed off screen) are removed (notes A6 step 1), and so are modal dialogs not opened
-yet (a ``<dialog>`` without ``open``, ``aria-modal`` blocks: sign-in, cart and newsletter
-prompts). What a browser does show stays: folded tab and accordion panels and FAQ answers
+yet (a ``<dialog>`` without ``open``, ``aria-modal`` blocks and blocks classed ``modal`` but
+not open: sign-in, cart, newsletter and cookie prompts). What a browser does show stays: folded tab and accordion panels and FAQ answers
 under their question (a click opens them), streamed server-rendered segments (a script moves
 them into place), and fade-in wrappers holding most of the page. Pure code over an lxml tree,
 changed in place.
@@ -76,6 +76,10 @@ _PANEL_CLASS = re.compile(r"accordion|collaps", re.IGNORECASE)
 # A ``<dialog>`` without ``open`` (never rendered) or a block declaring itself a modal
 # dialog (``aria-modal="true"``): see ``_closed_dialogs``.
 _DIALOGS = etree.XPath("//dialog[not(@open)] | //*[@aria-modal='true']")
+# A block whose class list names it a modal (``class="modal fade"``: Bootstrap, Bulma and
+# most toolkits keep it out of view until a script adds a state class to open it).
+_MODAL_CLASSED = etree.XPath("//*[contains(@class, 'modal')]")
+_OPEN_STATES = frozenset(("show", "in", "open", "is-open", "active", "is-active", "visible"))
 _MAINS = etree.XPath("//main | //*[@role='main']")
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _HIDDEN_STYLE = re.compile(
@@ -187,15 +191,22 @@ def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
     """Modal dialogs the page opens over itself later: sign-in, cart, newsletter prompts.
 
     A browser never renders a ``<dialog>`` without ``open``, and a modal
-    (``aria-modal="true"``) is kept out of view by the page's styles until a script opens
-    it over the page; its words are a prompt, not the page's content. A modal holding at
+    (``aria-modal="true"``, or a block whose class list names it ``modal`` and no state
+    opening it: ``class="modal fade"``) is kept out of view by the page's styles until a
+    script opens it over the page; its words are a prompt, not the page's content. A modal holding at
     least half of the page's words is the page itself, shown in a modal frame: it stays,
     unless the page has a headline (an ``<h1>``) that the modal neither holds nor stands
     under (inside the element holding the headline, as the page's body does). A cookie
     preference centre listing every partner's purposes can outweigh the page it is opened
     over; it stands apart from that page's headline.
     """
-    dialogs = _DIALOGS(tree)
+    dialogs: list[etree._Element] = list(_DIALOGS(tree))
+    declared = set(dialogs)
+    dialogs += [
+        element
+        for element in _MODAL_CLASSED(tree)
+        if element not in declared and _closed_modal(element)
+    ]
     if not dialogs:
         return []
     small = _less_than_half(tree, dialogs)
@@ -205,6 +216,20 @@ def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
     if not headed:
         return small
     return [dialog for dialog in dialogs if dialog in small or not _headed(dialog, headed)]
+
+
+def _closed_modal(element: etree._Element) -> bool:
+    """Whether the class list names a modal (the word ``modal``) and no state opening it.
+
+    >>> _closed_modal(lxml.html.fromstring('<div class="modal fade">Sign in</div>'))
+    True
+    >>> _closed_modal(lxml.html.fromstring('<div class="modal fade show">Sign in</div>'))
+    False
+    >>> _closed_modal(lxml.html.fromstring('<div class="modal-body">Sign in</div>'))
+    False
+    """
+    names = str(element.get("class") or "").lower().split()
+    return "modal" in names and _OPEN_STATES.isdisjoint(names)
 
 
 def _headed(dialog: etree._Element, headed: list[etree._Element | None]) -> bool:

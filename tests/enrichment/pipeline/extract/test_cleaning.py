@@ -440,3 +440,25 @@ def test_a_separator_shown_but_hidden_from_screen_readers_keeps_its_words_apart(
 def test_a_block_hidden_from_everyone_leaves_no_space(separator: str) -> None:
     # Nobody sees it: the words around it touch on the screen as in the text.
     assert "Lee5 min read" in extract_html(_meta_page(separator)).text
+
+
+MODAL_PROMPT = "Join our list for weekly offers and never miss a sale on harbour tours again"
+
+
+@pytest.mark.parametrize(
+    "classes", ["modal fade", "modal", "box modal centered"]
+)  # fmt: skip
+def test_a_block_classed_modal_and_not_open_is_a_prompt_not_content(classes: str) -> None:
+    # Toolkits keep such a block out of view until a script adds its open state.
+    modal = f'<div class="{classes}"><div class="modal-body"><p>{MODAL_PROMPT}.</p></div></div>'
+    text = extract_html(_page(PARAGRAPHS[:400] + modal + PARAGRAPHS[400:])).text
+    assert "weekly offers" not in text and "Paragraph 7" in text
+
+
+@pytest.mark.parametrize(
+    "classes", ["modal fade show", "modal in", "modal is-active", "modal-content"]
+)  # fmt: skip
+def test_a_modal_shown_open_or_a_part_named_after_one_stays(classes: str) -> None:
+    block = f'<div class="{classes}"><p>{MODAL_PROMPT}.</p></div>'
+    text = extract_html(_page(PARAGRAPHS[:400] + block + PARAGRAPHS[400:])).text
+    assert "weekly offers" in text
