@@ -28,7 +28,7 @@ rows they leave::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 # At most MAX_TERMS parts are returned, and only when the sampled values holding all of
@@ -55,7 +55,19 @@ _WORD = re.compile(r"[^\W_]+")  # a trigram index keeps letters and digits only
 class _Part:
     text: str  # as written in the text searched for
     word: int  # which word of that text it comes from
-    found: Callable[[str], object]  # truthy when a stored value gives the index its trigrams
+    needle: str  # what a stored value holds to give the index its trigrams (lower case)
+    at_start: bool = False  # only at a word's start (a short word: its padded trigram)
+
+    def holders(self, values: Sequence[str]) -> list[str]:
+        """The ``values`` that give the index this part's trigrams (a substring test each,
+        in one comprehension: a regex search or a call per value cost three times more,
+        and a fragment's parts are tested on every sampled value)."""
+        needle = self.needle
+        if not self.at_start:
+            return [value for value in values if needle in value]
+        # the look-behind is slow to search a value with: the substring test first
+        pattern = re.compile(r"(?<![^\W_])" + re.escape(needle))
+        return [value for value in values if needle in value and pattern.search(value)]
 
 
 def index_terms(text: str, sample: Sequence[str]) -> list[str]:
@@ -72,7 +84,7 @@ def index_terms(text: str, sample: Sequence[str]) -> list[str]:
         parts.setdefault(part.text.lower(), part)
         if len(parts) == CANDIDATES:
             break
-    holders = {part: [value for value in sample if part.found(value)] for part in parts.values()}
+    holders = {part: part.holders(sample) for part in parts.values()}
     weighed = sorted(
         (len(holders[part]) / len(sample), position, part)
         for position, part in enumerate(parts.values())
@@ -80,7 +92,7 @@ def index_terms(text: str, sample: Sequence[str]) -> list[str]:
     chosen: list[_Part] = []
     holding = seen = list(sample)  # the sampled values holding every chosen part; the
     for _, _, part in weighed:  # last of those before none was left
-        narrowed = [value for value in holding if part.found(value)]
+        narrowed = part.holders(holding)
         if len(chosen) < MAX_TERMS and len(narrowed) < len(holding):
             chosen.append(part)
             holding = narrowed
@@ -105,7 +117,9 @@ def index_terms(text: str, sample: Sequence[str]) -> list[str]:
 
 def _implied(part: _Part, groups: Sequence[Sequence[str]]) -> bool:
     """Whether every value of a group of at least MIN_SEEN values holds ``part``."""
-    return any(len(group) >= MIN_SEEN and all(map(part.found, group)) for group in groups)
+    return any(
+        len(group) >= MIN_SEEN and len(part.holders(group)) == len(group) for group in groups
+    )
 
 
 def _parts(text: str) -> Iterator[_Part]:
@@ -114,15 +128,8 @@ def _parts(text: str) -> Iterator[_Part]:
     1; none for the text's first word, whose start is unknown)."""
     for index, word in enumerate(_WORD.finditer(text)):
         if word.end() - word.start() < 3 and word.start() > 0:
-            yield _Part(text[word.start() - 1 : word.end()], index, _starting(word.group()))
+            short = text[word.start() - 1 : word.end()]
+            yield _Part(short, index, word.group().lower(), at_start=True)
         for start in range(word.start(), word.end() - 2):
             trigram = text[start : start + 3]
-            yield _Part(trigram, index, re.compile(re.escape(trigram.lower())).search)
-
-
-def _starting(word: str) -> Callable[[str], object]:
-    """Whether a value holds a word starting with ``word`` (a substring test first: the
-    pattern's look-behind is slow to search a value with)."""
-    needle = word.lower()
-    pattern = re.compile(r"(?<![^\W_])" + re.escape(needle))
-    return lambda value: needle in value and pattern.search(value)
+            yield _Part(trigram, index, trigram.lower())
