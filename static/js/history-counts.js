@@ -38,6 +38,24 @@
     current.replaceWith(adopted);
   }
 
+  // A live region is filled in place, not replaced: a new element is not announced.
+  function refill(fresh, id) {
+    var current = document.getElementById(id);
+    var next = fresh.getElementById(id);
+    if (!current || !next) return;
+    var names = Array.prototype.map.call(current.attributes, function (attr) { return attr.name; });
+    names.forEach(function (name) {
+      if (!next.hasAttribute(name)) current.removeAttribute(name);
+    });
+    Array.prototype.forEach.call(next.attributes, function (attr) {
+      current.setAttribute(attr.name, attr.value);
+    });
+    var children = Array.prototype.map.call(next.childNodes, function (node) {
+      return document.importNode(node, true);
+    });
+    current.replaceChildren.apply(current, children);
+  }
+
   function failed() {
     var note = document.getElementById("counts-note") || document.getElementById("facet-note");
     if (!note) return;
@@ -60,9 +78,9 @@
       swap(fresh, "facet-counts", function (adopted, current) {
         keepTicked(adopted, ticked(current));
       });
-      swap(fresh, "result-count");
+      refill(fresh, "result-count");
       swap(fresh, "durations");
-      swap(fresh, "counts-note");
+      refill(fresh, "counts-note");
       pending.remove();
       document.dispatchEvent(new CustomEvent("controlui:counts"));
     })

@@ -83,6 +83,7 @@ def test_the_counts_arrive_after_the_rows(live, fragment_runs, browser, variant)
     save_screenshot(page, f"history-counts-pending-{variant}.png")
     wait_until(lambda: bool(held), what="the counts' request")
     page.locator("#facet-outcome input[value=error]").check()
+    page.evaluate("document.getElementById('counts-note').keptElement = true")
     held[0].continue_()
 
     wait_until(lambda: page.locator("#counts-pending").count() == 0, what="the counts")
@@ -91,6 +92,10 @@ def test_the_counts_arrive_after_the_rows(live, fragment_runs, browser, variant)
     assert facet_counts(page, "outcome")["error"] == "3"
     assert facet_counts(page, "channel") == {"telegram": "8", "slack": "4"}
     assert page.locator("#duration-p50").is_visible()
+    # The live regions are filled in place (a replaced one is not announced), and not busy.
+    assert page.evaluate("document.getElementById('counts-note').keptElement") is True
+    assert page.locator("#counts-note").get_attribute("aria-busy") is None
+    assert page.locator("#result-count").get_attribute("aria-live") == "polite"
     # The box ticked while the counts were read is still ticked, and applies.
     assert page.locator("#facet-outcome input[value=error]").is_checked()
     problems = check_page(page, watch, width)
