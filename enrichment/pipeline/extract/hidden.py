@@ -76,9 +76,10 @@ _PANEL_CLASS = re.compile(r"accordion|collaps", re.IGNORECASE)
 # A ``<dialog>`` without ``open`` (never rendered) or a block declaring itself a modal
 # dialog (``aria-modal="true"``): see ``_closed_dialogs``.
 _DIALOGS = etree.XPath("//dialog[not(@open)] | //*[@aria-modal='true']")
-# A block whose class list names it a modal (``class="modal fade"``: Bootstrap, Bulma and
-# most toolkits keep it out of view until a script adds a state class to open it).
-_MODAL_CLASSED = etree.XPath("//*[contains(@class, 'modal')]")
+# A ``<div>`` whose class list names it a modal (``class="modal fade"``: Bootstrap, Bulma and
+# most toolkits keep it out of view until a script adds a state class to open it). Only divs
+# are looked at: the class test on every element of a page cost 0.4-0.5 ms, on its divs half.
+_MODAL_CLASSED = etree.XPath("//div[contains(@class, 'modal')]")
 _OPEN_STATES = frozenset(("show", "in", "open", "is-open", "active", "is-active", "visible"))
 _MAINS = etree.XPath("//main | //*[@role='main']")
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
@@ -191,14 +192,14 @@ def _closed_dialogs(tree: lxml.html.HtmlElement) -> list[etree._Element]:
     """Modal dialogs the page opens over itself later: sign-in, cart, newsletter prompts.
 
     A browser never renders a ``<dialog>`` without ``open``, and a modal
-    (``aria-modal="true"``, or a block whose class list names it ``modal`` and no state
+    (``aria-modal="true"``, or a ``<div>`` whose class list names it ``modal`` and no state
     opening it: ``class="modal fade"``) is kept out of view by the page's styles until a
-    script opens it over the page; its words are a prompt, not the page's content. A modal holding at
-    least half of the page's words is the page itself, shown in a modal frame: it stays,
-    unless the page has a headline (an ``<h1>``) that the modal neither holds nor stands
-    under (inside the element holding the headline, as the page's body does). A cookie
-    preference centre listing every partner's purposes can outweigh the page it is opened
-    over; it stands apart from that page's headline.
+    script opens it over the page; its words are a prompt, not the page's content. A modal
+    holding at least half of the page's words is the page itself, shown in a modal frame: it
+    stays, unless the page has a headline (an ``<h1>``) that the modal neither holds nor
+    stands under (inside the element holding the headline, as the page's body does). A
+    cookie preference centre listing every partner's purposes can outweigh the page it is
+    opened over; it stands apart from that page's headline.
     """
     dialogs: list[etree._Element] = list(_DIALOGS(tree))
     declared = set(dialogs)
