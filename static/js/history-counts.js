@@ -29,10 +29,16 @@
     }
   }
 
+  // The counted page's part takes the pending one's place; a part it has not (no run with a
+  // duration: no chart) takes the pending one away.
   function swap(fresh, id, before) {
     var current = document.getElementById(id);
     var next = fresh.getElementById(id);
-    if (!current || !next) return;
+    if (!current) return;
+    if (!next) {
+      current.remove();
+      return;
+    }
     var adopted = document.importNode(next, true);
     if (before) before(adopted, current);
     current.replaceWith(adopted);
@@ -82,7 +88,6 @@
       swap(fresh, "durations");
       refill(fresh, "counts-note");
       pending.remove();
-      document.dispatchEvent(new CustomEvent("controlui:counts"));
     })
     .catch(failed);
 })();

@@ -40,6 +40,16 @@ if not UrlDecision.objects.filter(url__contains={HOST!r}).exists():
         UrlDecision.objects.create(run=run, position=0, url=f"https://{HOST}/guide/{{i}}")
 """
 PAGE = f"/decisions/?url={HOST}/guide&limit=5"
+# Runs still running: no duration, so the counted page draws no chart.
+UNTIMED = "untimed-browser.example"
+MAKE_UNTIMED = f"""
+from django.utils import timezone
+from enrichment.models import Run, UrlDecision
+if not UrlDecision.objects.filter(url__contains={UNTIMED!r}).exists():
+    for i in range(3):
+        run = Run.objects.create(created_at=timezone.now(), outcome="running", url_count=1)
+        UrlDecision.objects.create(run=run, position=0, url=f"https://{UNTIMED}/{{i}}")
+"""
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +134,20 @@ def test_a_failed_count_says_so_and_offers_to_try_again(live, fragment_runs, bro
     assert page.locator("#result-count").inner_text() == "12 runs"
     assert facet_counts(page, "outcome")["error"] == "3"
     context.close()
+
+
+def test_a_page_without_durations_loses_the_pending_chart(live, browser) -> None:
+    live.manage("shell", "-c", MAKE_UNTIMED)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme="dark")
+    log_in(context, live)
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(f"{live.base_url}/decisions/?url={UNTIMED}")
+    wait_until(lambda: page.locator("#counts-pending").count() == 0, what="the counts")
+    assert page.locator("#result-count").inner_text() == "3 runs"
+    # No run has a duration: the pending chart is gone, not left "reading" for ever.
+    assert page.locator("#durations").count() == 0
+    assert "Reading the durations" not in page.content()
+    problems = check_page(page, watch, 390)
+    context.close()
+    assert not problems, problems
