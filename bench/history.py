@@ -685,6 +685,11 @@ def scenarios(rng: random.Random) -> list[Scenario]:
         Scenario("HTML url substring", "html", [f"{history}?url={h}/" for h in HOSTS]),
         Scenario("HTML url host + path", "html", [f"{history}?url={f}" for f in pasted]),
         Scenario(
+            "HTML url host+path longest",
+            "html",
+            [f"{history}?url={f}&sort=-duration" for f in pasted],
+        ),
+        Scenario(
             "HTML url 3 chars",
             "html",
             [f"{history}?url={f}" for f in ("doc", "git", "new", "wik", "api", "sho", "123")],

@@ -213,12 +213,20 @@ def history_rows(*, filters: HistoryFilters, cursor: str | None, limit: int) -> 
     """The page's rows alone, as the API lists them (a rare URL fragment's newest month
     first); its count, facets and durations are read apart (``history_page``). What the
     rows tell of the count is kept: all of it on a first page that is also the last."""
-    page = decision_list(filters=filters, cursor=cursor, limit=limit)
+    if filters.sort == DEFAULT_SORT:
+        page = decision_list(filters=filters, cursor=cursor, limit=limit)
+        newest = newest_run_id(filters, page)  # its first row
+    else:
+        # One plan for the rows and the newest run, which is looked up apart: unplanned, a
+        # host and a path's newest run was found by walking the history (620 ms at 10M runs).
+        with planned(filters.q, filters.url):
+            page = decision_list(filters=filters, cursor=cursor, limit=limit)
+            newest = newest_run_id(filters, page)
     return HistoryPage(
         page=page,
         count=_count_from_page(page, first=cursor is None),
         facets={},
-        newest_run_id=newest_run_id(filters, page),
+        newest_run_id=newest,
         facet_window=FACET_WINDOW,
         counts_deferred=True,
     )

@@ -10,6 +10,8 @@ from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tests.enrichment.views.test_history import make_run, run_ids
@@ -158,3 +160,22 @@ def test_any_other_counts_value_leaves_the_counts_for_later(user_client, value) 
     html = user_client.get("/decisions/", {"url": "docs.example", "counts": value})
     assert html.status_code == 200
     assert counts_url(html.content.decode()) is not None
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs DATABASE_URL=postgres://…")
+def test_a_sorted_text_page_finds_its_newest_run_among_the_listed_runs(user_client) -> None:
+    # In another order the newest matching run is looked up apart, under the same plan as
+    # the rows: without it a URL fragment's newest run was found by walking the history
+    # (620 ms for a host and a path at 10M runs).
+    made = mixed_runs()
+    with CaptureQueriesContext(connection) as queries:
+        response = user_client.get("/decisions/", {"url": "docs.example", "sort": "-duration"})
+    html = response.content.decode()
+    assert run_ids(html) == list(reversed(made["docs"]))  # longest first
+    assert f'data-top-run-id="{made["docs"][0]}"' in html  # the newest of them
+    walks = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "LIKE" in q["sql"] and "ARRAY_AGG" not in q["sql"] and "EXPLAIN" not in q["sql"]
+    ]
+    assert not walks, walks
