@@ -20,7 +20,9 @@ page is plain enough to trust it, and None otherwise, so the caller runs the ext
   that does declare an article, rival blocks of paragraphs are the article's parts (sections
   side by side) and are read from the element holding them all, unless that is a list (a
   row of posts) or the whole page. A rival in a list item (one comment of a thread) beside
-  a body that is in none is no part of the article, and is not read with it.
+  a body that is in none is no part of the article, and is not read with it; nor is a last
+  part, after all the others, that lies outside the element holding them (an author's bio, the
+  site's footer), when they hold MIN_PAGE_SHARE of the page without it.
 
 What the element holds beside the story is left out: blocks made mostly of links after the
 story's last paragraph (related posts, tags, sharing; not an index's lists of linked names,
@@ -154,17 +156,14 @@ def article_text(
         return None
     if body.rivals and not declared and len(tree.findall(".//h1")) != 1:
         return None
-    element = body.element
-    for rival in body.rivals:
-        # An article in several parts (sections of paragraphs side by side) is read from
-        # the element holding them all; parts in a list are a row of posts.
-        common = _common_ancestor(element, rival)
-        if common is None:
-            continue
-        if _in_list_item(rival, common) and not _in_list_item(element, common):
-            # One post of a list (a comment thread) beside a body that is none.
-            continue
-        element = common
+    element, narrower = _holder(body)
+    if narrower is not None:
+        # The last part lies after the others and outside the element holding them all: a
+        # block of the page after the story (an author's bio, a footer), not one of its
+        # parts, when the others hold enough of the page to stand for it alone.
+        page_words = words_on_page(tree) if page_words is None else page_words
+        if element_words(narrower) >= MIN_PAGE_SHARE * page_words:
+            element = narrower
     if element.tag in _NOT_ONE_ARTICLE or (_in_chrome(element) and not declared):
         return None
     if page_words is None:
@@ -198,6 +197,36 @@ def article_text(
         *_teaser_cards(element, body_words),
     ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
+
+
+def _holder(body: BodyElement) -> tuple[etree._Element, etree._Element | None]:
+    """The element holding the body's parts, and the one holding all but the last of them
+    when that last part comes after the others and lies outside it (else None).
+
+    An article in several parts (sections of paragraphs side by side) is read from the
+    element holding them all; parts in a list are a row of posts. A block after the story
+    (an author's bio, the site's footer) can hold as many paragraph words as a part: it
+    stands apart from the parts by lying outside the element that holds all the others.
+    """
+    element = body.element
+    kept: list[etree._Element] = []
+    before_last = element
+    for rival in body.rivals:
+        common = _common_ancestor(element, rival)
+        if common is None:
+            continue
+        if _in_list_item(rival, common) and not _in_list_item(element, common):
+            # One post of a list (a comment thread) beside a body that is none.
+            continue
+        kept.append(rival)
+        before_last, element = element, common
+    if (
+        len(kept) > 1
+        and element is not before_last
+        and all(_precedes(part, kept[-1]) for part in (body.element, *kept[:-1]))
+    ):
+        return element, before_last
+    return element, None
 
 
 def needs_proof(body: BodyElement | None, *, declared: bool) -> bool:
@@ -566,6 +595,16 @@ def _in_list_item(rival: etree._Element, top: etree._Element) -> bool:
 
 def _in_chrome(element: etree._Element) -> bool:
     return any(ancestor.tag in CHROME_TAGS for ancestor in element.iterancestors())
+
+
+def _precedes(first: etree._Element, second: etree._Element) -> bool:
+    """Whether ``first`` comes before ``second`` in the page (neither holding the other)."""
+    common = _common_ancestor(first, second)
+    if common is None or common is first or common is second:
+        return False
+    around_first = next(e for e in (first, *first.iterancestors()) if e.getparent() is common)
+    around_second = next(e for e in (second, *second.iterancestors()) if e.getparent() is common)
+    return bool(common.index(around_first) < common.index(around_second))
 
 
 def _common_ancestor(first: etree._Element, second: etree._Element) -> etree._Element | None:

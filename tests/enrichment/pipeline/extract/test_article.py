@@ -439,3 +439,27 @@ def test_a_layout_tables_cell_keeps_its_blocks_apart(mode: str) -> None:
     assert result.extractor == "article"
     assert "Ring road Detour north Adds twelve minutes" in result.text.replace("*", "")
     assert "roadDetour" not in result.text and "northAdds" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_block_of_paragraphs_after_a_story_in_parts_is_not_one_of_its_parts(mode: str) -> None:
+    # A declared story in three sections side by side, then, outside the element holding
+    # them, a profile of the writer as long as a section: it comes after the story and lies
+    # outside what holds all its parts, so it is no part of the story.
+    sections = "".join(
+        f"<section>{''.join(f'<p>Part {part}: {text}</p>' for text in PARAGRAPHS[:4])}</section>"
+        for part in range(3)
+    )
+    profile = "".join(
+        f"<p>Ana Lee has covered the harbour for the paper since {year}, and before that wrote"
+        " about trains, buses and the city's long argument over its ring road.</p>"
+        for year in (2010, 2012, 2014)
+    )
+    page = f"""<html><head><title>Bridge to close</title>
+<meta property="og:type" content="article"></head><body>{HEADER}<main>
+<article><h1>Bridge to close</h1><div class="story">{sections}</div></article>
+<div class="profile">{profile}</div></main>{FOOTER}</body></html>"""
+    result = extract_html(page, mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Part 0: Paragraph 0" in result.text and "Part 2: Paragraph 3" in result.text
+    assert "Ana Lee has covered" not in result.text
