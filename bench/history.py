@@ -25,7 +25,7 @@ problems with a week of trend each and 100 runs of the log each (50 and 5 in ``-
 added with the ORM the first time a database is measured.
 
 With a word or URL fragment the history page is served with its rows only, and its count,
-facets and duration chart are the same page asked for again with ``counts=1``, which the
+facets and duration chart come from ``/decisions/counts/`` with the same query, which the
 page fetches once shown: each such scenario is timed both ways ("… +counts": the second
 request, whose wait the reader sees as the counts filling in, not as a blank page).
 
@@ -732,11 +732,14 @@ def scenarios(rng: random.Random) -> list[Scenario]:
 
 def with_counts(listed: list[Scenario]) -> list[Scenario]:
     """``listed`` and, after each HTML page served with its rows only (a text filter), its
-    counts' request: the same paths with ``counts=1``."""
+    counts' request: the same queries at ``/decisions/counts/`` (what the page's script
+    asks for)."""
     found = list(listed)
     for scenario in listed:
         if scenario.kind == "html" and any(name in scenario.paths[0] for name in ("?q=", "?url=")):
-            paths = [f"{path}&counts=1" for path in scenario.paths]
+            paths = [
+                path.replace("/decisions/?", "/decisions/counts/?", 1) for path in scenario.paths
+            ]
             found.append(Scenario(f"{scenario.label} +counts", "counts", paths, scenario.status))
     return found
 

@@ -203,13 +203,19 @@ class KeysetPage(Generic[RowT]):
     next_cursor: str | None
 
 
+def page_size_check(limit: int) -> int:
+    """``limit``, or ``InvalidInput`` naming it when no page may hold that many rows."""
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        raise InvalidInput(f"limit: must be between 1 and {MAX_PAGE_SIZE}, got {limit}", ["limit"])
+    return limit
+
+
 def keyset_page(
     rows: QuerySet[RowT], *, cursor: str | None, limit: int, ordering: Ordering | None = None
 ) -> KeysetPage[RowT]:
     """One page of ``rows`` after ``cursor``: in ``ordering``, or (without one) ``rows`` as
     given, ordered newest first by ``(created_at, id)``."""
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise InvalidInput(f"limit: must be between 1 and {MAX_PAGE_SIZE}, got {limit}", ["limit"])
+    page_size_check(limit)
     if ordering is not None:
         rows = ordering.sorted(rows)
         if cursor:

@@ -9,6 +9,7 @@ from richoutput import views as canvas_views
 
 urlpatterns: list = [
     path("decisions/", history.decision_history, name="decisions"),
+    path("decisions/counts/", history.decision_history_counts, name="decision-counts"),
     path("decisions/<int:run_id>/", runs.decision_detail, name="decision-detail"),
     path("decisions/views/", history.saved_view_create, name="saved-view-create"),
     path("decisions/views/<int:view_id>/", history.saved_view_open, name="saved-view"),

@@ -20,8 +20,9 @@ the facets ran past the budget for most such fragments; the one read takes 35-65
 
 With a word or URL fragment the view shows the rows first (``history_rows``: the API's
 read, which lists a rare fragment's runs for the newest month only) and asks for the rest
-in a second request (``history_page``): at 10M runs listing a host and a path's runs in
-every month took 45-70 ms and reading them 40-65 ms more, before a row was shown.
+in a second request (``history_page``, without reading the rows again when the count does
+not need them): at 10M runs listing a host and a path's runs in every month took 45-70 ms
+and reading them 40-65 ms more, before a row was shown.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from django.db import connections
 
 from common.bounded import budgeted, within
 from common.distribution import DurationSummary, summarize_durations
-from common.keyset import KeysetPage, keyset_page
+from common.keyset import KeysetPage, keyset_page, page_size_check
 from enrichment.models import Run, RunQuerySet
 from enrichment.selectors import (
     DEFAULT_SORT,
@@ -177,12 +178,17 @@ def duration_summary(filters: HistoryFilters) -> DurationSummary:
     return summarize_durations([value for value in durations[:FACET_WINDOW] if value is not None])
 
 
-def history_page(*, filters: HistoryFilters, cursor: str | None, limit: int) -> HistoryPage:
+def history_page(
+    *, filters: HistoryFilters, cursor: str | None, limit: int, rows: bool = True
+) -> HistoryPage:
+    """The page: its rows, count, facets and durations. With ``rows=False`` (the counts
+    asked for after the rows, ``history_rows``) a rare word's or fragment's rows are not
+    read again: its page then holds no rows, and the rest is as with them."""
     # One plan for the rows, the count and the facets (see ``text_search.planned``).
     with planned(filters.q, filters.url) as rare:
         if rare:
             # At most ``RARE_MATCHES`` runs match: one read of them all answers the rest.
-            found = _from_matched(filters, cursor=cursor, limit=limit)
+            found = _from_matched(filters, cursor=cursor, limit=limit, rows=rows)
             if found is not None:
                 return found
         started = time.monotonic()
@@ -261,11 +267,13 @@ def _matched_runs(filters: HistoryFilters) -> list[MatchedRun] | None:
     return runs if len(runs) <= FACET_WINDOW else None
 
 
-def _from_matched(filters: HistoryFilters, *, cursor: str | None, limit: int) -> HistoryPage | None:
+def _from_matched(
+    filters: HistoryFilters, *, cursor: str | None, limit: int, rows: bool
+) -> HistoryPage | None:
     """The page from one read of the matching runs (``matched``): their count, facets and
     durations, and in the default order the ids of the page's rows, which are then read
-    alone (in another order the page is read as always). None when more runs match than
-    that read holds."""
+    alone (in another order the page is read as always; without ``rows``, not at all).
+    None when more runs match than that read holds."""
     position = filters.ordering.decode(cursor) if cursor else None
     runs = _matched_runs(filters)
     if runs is None:
@@ -278,7 +286,10 @@ def _from_matched(filters: HistoryFilters, *, cursor: str | None, limit: int) ->
         chosen = [run for run in runs if keep_base(run)]
         return grouped(chosen, statuses=tuple(FLAGS) if with_statuses else ())
 
-    if filters.sort == DEFAULT_SORT:
+    if not rows:
+        page_size_check(limit)  # refused as the rows' read would have refused it
+        page: KeysetPage[Run] = KeysetPage(items=[], next_cursor=None)
+    elif filters.sort == DEFAULT_SORT:
         page = _newest_page(kept, position, cursor=cursor, limit=limit)
     else:
         page = decision_list(filters=filters, cursor=cursor, limit=limit)

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from common.errors import InvalidInput, NotFound, PermissionDenied
@@ -34,8 +35,9 @@ TRAIL_SEPARATOR = "."  # never in a cursor (URL-safe base64)
 FIRST_PAGE = "~"  # the first page's place in the trail (no cursor); never a cursor either
 CHAT_TYPES = ("direct", "group", "channel")
 # With a word or URL fragment the page shows its rows first, and its count, facet counts and
-# duration chart come from the same page asked for again with ``counts=1``
-# (``history-counts.js`` fetches it and swaps them in; without scripts it is a link).
+# duration chart come after: ``history-counts.js`` fetches them alone from
+# ``decision_history_counts`` and swaps them in; without scripts a link opens the same page
+# with ``counts=1``, which shows them with the rows.
 COUNTS_PARAM = "counts"
 
 
@@ -152,9 +154,13 @@ def _sort_columns(filter_params: dict[str, str], current: str) -> dict[str, Sort
     return columns
 
 
-def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict[str, Any], int]:
+def _history_context(
+    request: HttpRequest, params: dict[str, str], *, counts_part: bool = False
+) -> tuple[dict[str, Any], int]:
     """Everything the history page shows for ``params``, and its status (400 when a filter
-    cannot be applied: the page then names the problem and marks the field)."""
+    cannot be applied: the page then names the problem and marks the field). For
+    ``counts_part`` (``decision_history_counts``) its count, facets and durations: the rows
+    are not read again when the count does not need them."""
     cursor = params.get("cursor", "")
     trail = params["trail"].split(TRAIL_SEPARATOR) if params.get("trail") else []
     context: dict[str, Any] = {
@@ -172,9 +178,15 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
     try:
         filters = selectors.HistoryFilters.from_params(params)
         limit = _page_size(params.get("limit"))
-        deferred = bool(filters.q or filters.url) and params.get(COUNTS_PARAM) != "1"
-        read = history_rows if deferred else history_page
-        found = read(filters=filters, cursor=cursor or None, limit=limit)
+        deferred = (
+            bool(filters.q or filters.url) and params.get(COUNTS_PARAM) != "1" and not counts_part
+        )
+        if deferred:
+            found = history_rows(filters=filters, cursor=cursor or None, limit=limit)
+        else:
+            found = history_page(
+                filters=filters, cursor=cursor or None, limit=limit, rows=not counts_part
+            )
     except InvalidInput as exc:
         context["error"] = exc.detail
         context["error_field"] = exc.detail.split(":", 1)[0]
@@ -210,6 +222,7 @@ def _history_context(request: HttpRequest, params: dict[str, str]) -> tuple[dict
         durations_skipped=found.durations_skipped,
         counts_pending=found.counts_deferred,
         counts_query=urlencode({**params, COUNTS_PARAM: "1"}),
+        counts_part_url=f"{reverse('decision-counts')}?{urlencode(params)}",
     )
     return context, 200
 
@@ -291,6 +304,19 @@ def time_presets(params: dict[str, str]) -> list[Preset]:
 def decision_history(request: HttpRequest) -> HttpResponse:
     context, status = _history_context(request, selectors.query_params(request.GET))
     return render(request, "enrichment/history.html", context, status=status)
+
+
+@require_GET
+def decision_history_counts(request: HttpRequest) -> HttpResponse:
+    """The history page's count, facet counts and duration chart alone, for the same query
+    (``history-counts.js`` swaps them into a page that showed its rows first): the page's
+    own fragments, rendered and escaped as on a reload. Bad filters: 400 naming them."""
+    context, status = _history_context(
+        request, selectors.query_params(request.GET), counts_part=True
+    )
+    if status != 200:
+        return HttpResponse(format_html('<p role="alert">{}</p>', context["error"]), status=status)
+    return render(request, "enrichment/history_counts.html", context)
 
 
 def _history_url(query: str) -> str:

@@ -1,16 +1,17 @@
 /* History with a word or URL fragment: the rows come first, and the count, the facet counts
  * and the duration chart are read after them.
  *
- * #counts-pending names the same page with counts=1. That page is fetched once and its
- * count, facets and chart replace the pending ones here: the server renders and escapes them
- * exactly as on a reload. Boxes ticked meanwhile stay ticked. Without scripts the pending
- * note's link opens that page.
+ * #counts-pending names the page's counts alone (/decisions/counts/ with the same query:
+ * the page's own count, facets and chart fragments, rendered and escaped as on a reload,
+ * without the rows) and the same page with counts=1. The counts are fetched once and replace
+ * the pending ones here. Boxes ticked meanwhile stay ticked. Without scripts, and to try
+ * again after a failure, the link opens the page with counts=1.
  */
 (function () {
   "use strict";
 
   var pending = document.getElementById("counts-pending");
-  if (!pending || !pending.dataset.countsUrl) return;
+  if (!pending || !pending.dataset.countsUrl || !pending.dataset.countsPart) return;
 
   function ticked(root) {
     var states = {};
@@ -73,14 +74,14 @@
     note.appendChild(again);
   }
 
-  fetch(pending.dataset.countsUrl, { credentials: "same-origin", headers: { Accept: "text/html" } })
+  fetch(pending.dataset.countsPart, { credentials: "same-origin", headers: { Accept: "text/html" } })
     .then(function (response) {
       if (!response.ok) throw new Error("HTTP " + response.status);
       return response.text();
     })
     .then(function (html) {
       var fresh = new DOMParser().parseFromString(html, "text/html");
-      if (!fresh.getElementById("facet-counts")) throw new Error("no counts in the page");
+      if (!fresh.getElementById("facet-counts")) throw new Error("no counts in the answer");
       swap(fresh, "facet-counts", function (adopted, current) {
         keepTicked(adopted, ticked(current));
       });

@@ -84,7 +84,7 @@ def test_the_counts_arrive_after_the_rows(live, fragment_runs, browser, variant)
     watch = PageWatch(page)
     # Hold the counts' request until a box has been ticked.
     held: list[Any] = []
-    page.route(re.compile(r".*/decisions/\?.*counts=1.*"), lambda route: held.append(route))
+    page.route(re.compile(r".*/decisions/counts/\?.*"), lambda route: held.append(route))
     page.goto(live.base_url + PAGE)
     assert page.locator("table.history-table tbody tr").count() == 5
     assert page.locator("#result-count").inner_text() == "more than 5 runs"
@@ -122,13 +122,13 @@ def test_a_failed_count_says_so_and_offers_to_try_again(live, fragment_runs, bro
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     log_in(context, live)
     page = context.new_page()
-    page.route(re.compile(r".*/decisions/\?.*counts=1.*"), lambda route: route.abort())
+    page.route(re.compile(r".*/decisions/counts/\?.*"), lambda route: route.abort())
     page.goto(live.base_url + PAGE)
     note = page.locator("#counts-note")
     wait_until(lambda: "could not be read" in note.inner_text(), what="the failure note")
     again = note.get_by_role("link", name="try again")
     assert "counts=1" in (again.get_attribute("href") or "")
-    page.unroute(re.compile(r".*/decisions/\?.*counts=1.*"))
+    page.unroute(re.compile(r".*/decisions/counts/\?.*"))
     again.click()  # the page with its counts, as without scripts
     page.wait_for_url(re.compile(r"counts=1"))
     assert page.locator("#result-count").inner_text() == "12 runs"

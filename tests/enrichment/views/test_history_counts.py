@@ -1,6 +1,7 @@
 """A word's or URL fragment's history shows its rows first; the count, the facet counts and
-the duration chart come from the same page asked for again with ``counts=1`` (fetched by
-``history-counts.js``, a link without scripts)."""
+the duration chart come after, alone from ``/decisions/counts/`` (fetched by
+``history-counts.js``) or, without scripts, from the same page asked for again with
+``counts=1`` (a link)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -179,3 +181,89 @@ def test_a_sorted_text_page_finds_its_newest_run_among_the_listed_runs(user_clie
         if "LIKE" in q["sql"] and "ARRAY_AGG" not in q["sql"] and "EXPLAIN" not in q["sql"]
     ]
     assert not walks, walks
+
+
+def counts_part_url(html: str) -> str | None:
+    """Where the page's script asks for the counts alone, unescaped."""
+    found = re.search(r'id="counts-pending"[^>]* data-counts-part="([^"]+)"', html)
+    return unescape(found.group(1)) if found else None
+
+
+@pytest.mark.parametrize("text", [{"url": "docs.example/guide"}, {"q": "guide"}])
+def test_the_script_gets_the_counts_alone_the_same_as_on_the_counted_page(
+    user_client, text
+) -> None:
+    made = mixed_runs()
+    if "q" in text:
+        from enrichment.models import Run
+
+        Run.objects.filter(pk__in=made["docs"]).update(original_body="read the guide")
+    query = {**text, "limit": "2", "outcome": "error"}
+    html = user_client.get("/decisions/", query).content.decode()
+    address = counts_part_url(html)
+    assert address is not None
+    assert urlsplit(address).path == "/decisions/counts/"
+    assert parse_qs(urlsplit(address).query) == {name: [value] for name, value in query.items()}
+    response = user_client.get(address)
+    assert response.status_code == 200
+    part = response.content.decode()
+    # The count, the facets (the ticked outcome kept ticked) and the chart, as on the
+    # counted page; no rows, no page around them.
+    assert result_count(part) == "3 runs (exact)"
+    assert {value: n for value, n in facet(part, "outcome").items() if n} == {
+        "success": 2,
+        "error": 3,
+    }
+    assert re.search(r'name="outcome" value="error"[^>]* checked', part)
+    assert 'id="duration-p50">300 ms<' in part
+    assert 'id="counts-note"' in part and "counting…" not in part
+    assert "<table" not in part and "<html" not in part and run_ids(part) == []
+    counted = user_client.get("/decisions/" + (counts_url(html) or "")).content.decode()
+    for fragment_id in ("result-count", "duration-p50"):
+        mine = re.search(rf'id="{fragment_id}"[^>]*>[^<]*<', part)
+        theirs = re.search(rf'id="{fragment_id}"[^>]*>[^<]*<', counted)
+        assert mine and theirs and mine[0] == theirs[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs DATABASE_URL=postgres://…")
+def test_the_counts_alone_do_not_read_the_rows_again(user_client) -> None:
+    # The rows were shown by the first request: a rare fragment's counts come from its one
+    # read of the matching runs, and the page's runs are not looked up by id again.
+    mixed_runs()
+    query = {"url": "docs.example/guide", "limit": "2"}
+
+    def rows_reads(path: str, params: dict[str, str]) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            response = user_client.get(path, params)
+        assert result_count(response.content.decode()) == "5 runs (exact)"
+        # Only the rows' read selects what a row shows (its session key, among others).
+        return sum('"enrichment_run"."session_key"' in q["sql"] for q in queries.captured_queries)
+
+    assert rows_reads("/decisions/", {**query, "counts": "1"}) == 1
+    assert rows_reads("/decisions/counts/", query) == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"url": "ab"}, "needs at least 3 characters"),
+        ({"url": "docs\x00x"}, "contains a NUL character"),
+        ({"url": "docs.example", "cursor": "garbage"}, "cursor:"),
+        ({"url": "docs.example", "limit": "0"}, "limit:"),
+        ({"url": "docs.example", "outcome": "nope"}, "outcome:"),
+        ({"channel": "c" * 600}, "longer than 500 characters"),
+    ],
+)
+def test_the_counts_alone_with_bad_filters_are_refused_by_name(user_client, query, message) -> None:
+    mixed_runs()
+    response = user_client.get("/decisions/counts/", query)
+    assert response.status_code == 400
+    body = unescape(response.content.decode())
+    assert message in body
+    assert 'id="facet-counts"' not in body
+
+
+def test_the_counts_alone_need_a_login_and_a_get(user_client) -> None:
+    response = Client().get("/decisions/counts/", {"url": "docs.example"})
+    assert response.status_code == 302 and "/login/" in response["Location"]
+    assert user_client.post("/decisions/counts/", {"url": "docs.example"}).status_code == 405
