@@ -172,7 +172,7 @@ def _history_context(
         "statuses": STATUSES,
         "chat_types": CHAT_TYPES,
         "sort_choices": [(key, SORT_LABELS[key]) for key in SORTS],
-        "saved_views": saved_views_for(user=request.user),
+        "saved_views": [] if counts_part else saved_views_for(user=request.user),
         "view_name_max": saved_views.MAX_NAME,
     }
     try:
