@@ -178,10 +178,8 @@ def _history_context(
     try:
         filters = selectors.HistoryFilters.from_params(params)
         limit = _page_size(params.get("limit"))
-        deferred = (
-            bool(filters.q or filters.url) and params.get(COUNTS_PARAM) != "1" and not counts_part
-        )
-        if deferred:
+        counts_asked = counts_part or params.get(COUNTS_PARAM) == "1"
+        if (filters.q or filters.url) and not counts_asked:  # the rows first, counts later
             found = history_rows(filters=filters, cursor=cursor or None, limit=limit)
         else:
             found = history_page(
