@@ -64,6 +64,14 @@ RECORDS_KEPT_SHARE = 0.5
 HEADER_WORDS = 20
 HEADER_KEPT_SHARE = 0.8
 WHOLE_PAGE_RECORDS_SHARE = 0.7
+# Records holding at least COMPLETED_SHARE of the chosen text's 4-grams, when the block-level
+# text (resiliparse's) holds less than DROPPED_SHARE of theirs, complete a list the chosen text
+# kept a piece of: they stand for it when their entries it lacks (lines of at least
+# ENTRY_WORDS words) hold at least ADDED_ENTRIES_SHARE of its words (``_completes``).
+COMPLETED_SHARE = 0.8
+DROPPED_SHARE = 0.5
+ENTRY_WORDS = 5
+ADDED_ENTRIES_SHARE = 0.1
 # On a product page, of two texts where one is the other and then more after its end (other
 # products, reviews, fine print), the one that stops there is the product's text (the choice's
 # reason is TRAILING). The longer text must hold FOLLOWED_HELD_SHARE of the shorter one's
@@ -256,7 +264,13 @@ def records_are_content(chosen: str, records: str) -> bool:
 
 
 def records_replace(
-    chosen: str, records: str, *, listing: bool, bare: bool, header: str = ""
+    chosen: str,
+    records: str,
+    *,
+    listing: bool,
+    bare: bool,
+    header: str = "",
+    blocks: str | None = None,
 ) -> bool:
     """Whether the page's ``records`` replace the ``chosen`` text, given what the page is.
 
@@ -267,7 +281,9 @@ def records_replace(
     list (``listing``), when they hold at least as many words; elsewhere, and failing that,
     as ``records_are_content`` weighs them, or when the chosen text is the whole page: it
     holds the words before the page's heading (``header``: the site's header and menus,
-    which no extractor means to keep) and the records as well (``_whole_page``).
+    which no extractor means to keep) and the records as well (``_whole_page``), or when
+    the block-level text (``blocks``, resiliparse's) dropped the records as navigation and the
+    chosen text is a piece of them (``_completes``).
 
         >>> items = " ".join(f"cup{n} in amber costs {n} euros" for n in range(20))
         >>> records_replace("No products in the basket.", items, listing=True, bare=True)
@@ -279,7 +295,49 @@ def records_replace(
         return word_count(chosen) < TOO_SHORT_WORDS <= word_count(records)
     if listing and word_count(records) >= word_count(chosen):
         return True
-    return records_are_content(chosen, records) or _whole_page(chosen, records, header)
+    if records_are_content(chosen, records) or _whole_page(chosen, records, header):
+        return True
+    return blocks is not None and _completes(chosen, records, blocks)
+
+
+def _completes(chosen: str, records: str, blocks: str) -> bool:
+    """Whether ``records`` are the whole of a list that ``chosen`` holds a piece of.
+
+    A block-level pass (``blocks``) drops a list of linked entries as navigation; then the
+    only text found of it is trafilatura's, which often stops after some entries or keeps
+    each entry's title and not its summary. ``chosen`` lies within the records (they hold
+    COMPLETED_SHARE of its 4-grams), ``blocks`` holds less than DROPPED_SHARE of theirs, and
+    the entries the records add are whole lines of ENTRY_WORDS words or more (titles and
+    summaries, not only each entry's date or byline), ADDED_ENTRIES_SHARE of ``chosen``'s words
+    at least. ``records_are_content`` leaves such a text alone when it already holds half of
+    the records: what it lacks may be most of their entries all the same.
+
+        >>> entries = [f"Night train {n} leaves Vienna at {n} and reaches Rome by noon"
+        ...            for n in range(12)]
+        >>> records = "\\n".join(entries)
+        >>> _completes("\\n".join(entries[:8]), records, "Home About Contact")
+        True
+        >>> _completes("\\n".join(entries[:8]), records, records)  # the blocks kept them
+        False
+        >>> _completes("\\n".join(entries[:11]), records, "")  # one short of the whole
+        False
+    """
+    rows, base = shingles(records), shingles(chosen)
+    if not rows or not base or word_count(records) <= word_count(chosen):
+        return False
+    if len(base & rows) < COMPLETED_SHARE * len(base):
+        return False
+    if len(rows & shingles(blocks)) >= DROPPED_SHARE * len(rows):
+        return False
+    added = 0
+    for line in records.lower().split("\n"):
+        words = _WORD.findall(line)
+        if len(words) < ENTRY_WORDS:
+            continue
+        grams = set(zip(words, words[1:], words[2:], words[3:], strict=False))
+        if len(grams & base) < LINE_HELD_SHARE * len(grams):
+            added += len(words)
+    return added >= ADDED_ENTRIES_SHARE * word_count(chosen)
 
 
 def _whole_page(chosen: str, records: str, header: str) -> bool:

@@ -408,6 +408,7 @@ def _main_content(
             listing=listing is not None,
             bare=listing is not None and found is None,
             header=records.header,
+            blocks=seen[1],
         ):
             return "records", records.page
     if source == "region":

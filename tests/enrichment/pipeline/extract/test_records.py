@@ -407,3 +407,28 @@ def test_blocks_without_a_class_beside_the_records_are_no_sections() -> None:
     assert records is not None
     assert RESULTS[0][0] in records.page and RESULTS[-1][1] in records.page
     assert "Cookie notice" not in records.page and "Company footer" not in records.page
+
+
+def _long_listing() -> str:
+    """Twelve linked entries, each a title and a summary of a line."""
+    entries = "".join(
+        f'<li class="entry"><a href="/routes/{n}">Night train {n} from Vienna to Rome</a>'
+        f"<p>Leaves at {n} in the evening, sleeper cabins, reaches Rome by noon.</p></li>"
+        for n in range(12)
+    )
+    return f"<html><body><h1>Routes</h1><ul class='entries'>{entries}</ul></body></html>"
+
+
+def test_records_complete_a_list_the_block_level_text_dropped_and_the_chosen_text_cut() -> None:
+    found = records_candidate(lxml.html.document_fromstring(_long_listing()), mode="text")
+    assert found is not None
+    piece = "\n".join(found.items.split("\n\n")[:8])  # the first eight entries of twelve
+    # Without the block-level text: the piece holds over half of the records, which stays.
+    assert not records_replace(piece, found.items, listing=False, bare=False)
+    # resiliparse took the list for navigation: the records complete the piece.
+    assert records_replace(piece, found.items, listing=False, bare=False, blocks="Routes")
+    # resiliparse kept the list: the piece is what the extractors agree on.
+    assert not records_replace(piece, found.items, listing=False, bare=False, blocks=found.items)
+    # What the records add is only each entry's short line (a date): no whole entries.
+    dated = found.items + "".join(f"\n\n{n} May" for n in range(12))
+    assert not records_replace(found.items, dated, listing=False, bare=False, blocks="Routes")
