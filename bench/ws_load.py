@@ -396,7 +396,7 @@ def main() -> None:
         "--extraction-workers",
         type=int,
         help="extraction pool of each runworker (--redis; default: the cores shared out"
-        " among the workers, at least 1, so they do not oversubscribe the machine)",
+        " among the workers, at least 2 so each pool stays fair, as EXTRACTION_WORKERS)",
     )
     parser.add_argument(
         "--database-url",
@@ -436,7 +436,7 @@ def main() -> None:
         extra_env["REDIS_URL"] = args.redis_url
         page_cache_empty(args.redis_url)
     cores = len(os.sched_getaffinity(0))
-    extraction_workers = args.extraction_workers or max(1, cores // max(1, args.workers))
+    extraction_workers = args.extraction_workers or max(2, cores // max(1, args.workers))
     mode = (
         f"redis + {args.workers} runworker (extraction pool of {extraction_workers} each)"
         if args.redis

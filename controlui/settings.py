@@ -121,8 +121,11 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = read_redis_url("REDIS_URL")
-# Processes that extract pages for the built-in link-understand (started with the server).
-EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", len(os.sched_getaffinity(0)), minimum=1)
+# Processes that extract pages for the built-in link-understand (started with the server):
+# one per core, and at least two, so that one host's pages (at most half of them, below)
+# never hold them all: on one core, another user's page shares the core with a slow one
+# instead of waiting behind it.
+EXTRACTION_WORKERS = read_int("EXTRACTION_WORKERS", max(2, len(os.sched_getaffinity(0))), minimum=1)
 # Time one page's extraction may take in its process (below the links' 30 s timeout) before
 # the process is killed and replaced and the link fails with "extraction-timeout".
 EXTRACTION_TIMEOUT_SECONDS = read_int("EXTRACTION_TIMEOUT_SECONDS", 10, minimum=1)

@@ -2,7 +2,8 @@
 
 Ids are stable: ``enrichment.E001`` stored config invalid (one message listing every path at
 fault), ``enrichment.W001`` none of the global link model commands is on PATH (every link
-would fail).
+would fail), ``enrichment.W002`` the extraction pool is not fair (one host's pages may hold
+every process).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 from django.db import DatabaseError
 
@@ -18,6 +20,7 @@ from enrichment.config.store import config_document
 from enrichment.models import EnrichmentConfig
 from enrichment.pipeline.config.model import Config, ConfigError
 from enrichment.pipeline.config.parser import parse_config
+from enrichment.pipeline.fetch.fair_slots import unfair_pool
 from enrichment.services.links import cli_environment
 
 TAG = "enrichment"
@@ -86,3 +89,19 @@ def check_link_commands(
 def found(command: str, config: Config) -> bool:
     # The same PATH the runs themselves get (this venv's scripts first).
     return shutil.which(command, path=cli_environment(config)["PATH"]) is not None
+
+
+@register(TAG)
+def check_fair_pool(app_configs: Sequence[Any] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    problem = unfair_pool(settings.EXTRACTION_WORKERS, settings.EXTRACTION_SLOTS_PER_HOST)
+    if problem is None:
+        return []
+    return [
+        Warning(
+            f"The extraction pool is not fair: {problem}.",
+            hint="One sender's slow pages would make every other link wait. Set "
+            "EXTRACTION_WORKERS to 2 or more (the default is one per core, at least 2), or "
+            "EXTRACTION_SLOTS_PER_HOST below it.",
+            id="enrichment.W002",
+        )
+    ]

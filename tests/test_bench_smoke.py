@@ -31,8 +31,7 @@ def test_the_bench_folder_holds_scripts() -> None:
     assert {"links.py", "render.py", "history.py", "extraction.py", "ws_load.py"} <= names
 
 
-@pytest.mark.parametrize("script", bench_scripts(), ids=lambda path: path.name)
-def test_bench_script_runs_in_smoke_mode(script: Path) -> None:
+def smoke_run(script: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -42,7 +41,7 @@ def test_bench_script_runs_in_smoke_mode(script: Path) -> None:
         and key not in {"DATABASE_URL", "REDIS_URL"}
     }
     done = subprocess.run(
-        [sys.executable, str(script), "--smoke"],
+        [sys.executable, str(script), "--smoke", *extra],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -51,8 +50,27 @@ def test_bench_script_runs_in_smoke_mode(script: Path) -> None:
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, (
-        f"{script.name} --smoke exited {done.returncode}:\n{output[-3000:]}"
+        f"{script.name} --smoke {' '.join(extra)} exited {done.returncode}:\n{output[-3000:]}"
     )
     assert "smoke run" in done.stdout, f"{script.name} has no smoke mode:\n{output[-2000:]}"
     figures = [line for line in done.stdout.splitlines() if any(ch.isdigit() for ch in line)]
     assert len(figures) >= 2, f"{script.name} printed no figures:\n{done.stdout[-2000:]}"
+    return done
+
+
+@pytest.mark.parametrize("script", bench_scripts(), ids=lambda path: path.name)
+def test_bench_script_runs_in_smoke_mode(script: Path) -> None:
+    smoke_run(script)
+
+
+def test_the_fairness_bench_runs_with_workers_too() -> None:
+    """``fairness.py --redis``: the links run in two runworker processes (Redis on this
+    machine's 127.0.0.1:6379, database 7, as the bench's default)."""
+    redis = pytest.importorskip("redis")
+    try:
+        redis.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip("no Redis on 127.0.0.1:6379")
+    done = smoke_run(BENCH / "fairness.py", "--redis")
+    assert "in 2 runworker process(es)" in done.stdout
+    assert "hostile link 0:" in done.stdout

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import threading
 import weakref
 from collections.abc import Callable
@@ -24,9 +25,10 @@ from typing import Any, TypeVar
 from django.conf import settings
 
 from common.workpool import WorkPool
-from enrichment.pipeline.fetch.fair_slots import FairSlots
+from enrichment.pipeline.fetch.fair_slots import FairSlots, unfair_pool
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 _pool: WorkPool | None = None
 _pool_lock = threading.Lock()
@@ -55,6 +57,9 @@ def work_pool() -> WorkPool:
             )
             _pool.start()
             atexit.register(close_work_pool)
+            problem = unfair_pool(settings.EXTRACTION_WORKERS, settings.EXTRACTION_SLOTS_PER_HOST)
+            if problem is not None:  # said where operators look (manage.py check: W002)
+                logger.warning("the extraction pool is not fair: %s", problem)
         return _pool
 
 

@@ -129,3 +129,40 @@ def test_bad_values_fail_loudly(tmp_path: Path) -> None:
         result = import_settings(tmp_path, **env)
         assert result.returncode != 0
         assert message in result.stderr
+
+
+PRINT_POOL = """
+import json, os
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # this process sees one core
+from controlui import settings as s
+print(json.dumps([s.EXTRACTION_WORKERS, s.EXTRACTION_SLOTS_PER_HOST]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, [2, 1]),  # one core still gets two processes: one host holds at most one
+        ({"EXTRACTION_WORKERS": "1"}, [1, 1]),  # the operator's choice (check W002 warns)
+        ({"EXTRACTION_WORKERS": "4"}, [4, 2]),
+    ],
+    ids=["default", "one-set", "four-set"],
+)
+def test_the_extraction_pool_on_a_one_core_machine_stays_fair_by_default(
+    tmp_path: Path, env: dict[str, str], expected: list[int]
+) -> None:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"EXTRACTION_WORKERS", "EXTRACTION_SLOTS_PER_HOST"}
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PRINT_POOL],
+        cwd=ROOT,
+        env={**clean, **env, "CONTROLUI_VAR_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == expected

@@ -1,4 +1,5 @@
-"""System checks ``enrichment.E001`` (stored config invalid) and ``enrichment.W001``."""
+"""System checks ``enrichment.E001`` (stored config invalid), ``enrichment.W001`` (no link
+command) and ``enrichment.W002`` (an extraction pool one host can fill)."""
 
 from __future__ import annotations
 
@@ -98,3 +99,25 @@ def test_no_active_config_is_nothing_to_check() -> None:
 def test_no_database_is_nothing_to_check() -> None:
     # Checks also run before migrate; without database access they stay quiet.
     assert enrichment_checks() == []
+
+
+@pytest.mark.parametrize(
+    ("workers", "per_host", "warned"),
+    [(2, 1, False), (8, 4, False), (4, 3, False), (1, 1, True), (2, 2, True), (2, 5, True)],
+)
+def test_w002_when_one_hosts_pages_may_hold_every_extraction_process(
+    settings, workers: int, per_host: int, warned: bool
+) -> None:
+    settings.EXTRACTION_WORKERS, settings.EXTRACTION_SLOTS_PER_HOST = workers, per_host
+    messages = [m for m in run_checks(tags=["enrichment"]) if m.id == "enrichment.W002"]
+    if not warned:
+        assert messages == []
+        return
+    assert len(messages) == 1
+    assert messages[0].msg == (
+        f"The extraction pool is not fair: pages of one host may hold all {workers} extraction "
+        f"process(es) at once (EXTRACTION_WORKERS={workers}, EXTRACTION_SLOTS_PER_HOST="
+        f"{per_host})."
+    )
+    assert "EXTRACTION_WORKERS to 2 or more" in messages[0].hint
+    call_command("check")  # a warning: the command still passes

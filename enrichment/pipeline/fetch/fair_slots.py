@@ -74,6 +74,25 @@ class FairSlots:
             del self._held[key]
 
 
+def unfair_pool(processes: int, cap: int) -> str | None:
+    """Why a pool of ``processes`` with ``cap`` slots per key is not fair, or None.
+
+    Fairness needs a process that one key's pages cannot take: with ``cap`` at least the
+    pool's size, one sender's slow pages can hold every process while other links wait.
+
+    >>> unfair_pool(2, 1) is None
+    True
+    >>> unfair_pool(1, 1).startswith("pages of one host may hold all 1 extraction process")
+    True
+    """
+    if cap < processes:
+        return None
+    return (
+        f"pages of one host may hold all {processes} extraction process(es) at once "
+        f"(EXTRACTION_WORKERS={processes}, EXTRACTION_SLOTS_PER_HOST={cap})"
+    )
+
+
 def slot_key(args: tuple[object, ...]) -> str:
     """The key of an extraction: the host of its URL (the first argument), else "files"."""
     first = args[0] if args else None

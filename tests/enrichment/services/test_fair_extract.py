@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import os
 import time
 from collections.abc import Iterator
 
@@ -39,3 +40,25 @@ def test_an_extraction_past_its_deadline_ends_with_a_reason_and_a_fresh_process(
     assert reason.startswith("extraction-timeout: extracting the page took over 1 s")
     assert answer == 5  # the pool still works: the stuck process was replaced
     assert small_pool.pids() != before
+
+
+@pytest.mark.parametrize(("processes", "warned"), [(1, True), (2, False)])
+def test_a_pool_one_host_can_fill_is_said_in_the_log_when_it_starts(
+    monkeypatch: pytest.MonkeyPatch, settings, caplog, processes: int, warned: bool
+) -> None:
+    settings.EXTRACTION_WORKERS, settings.EXTRACTION_SLOTS_PER_HOST = processes, 1
+    monkeypatch.setattr(service_pool, "warm_up_worker", os.getpid)  # no imports to wait for
+    monkeypatch.setattr(service_pool, "_pool", None)
+    try:
+        with caplog.at_level("WARNING", logger="enrichment.services.pool"):
+            assert len(service_pool.work_pool().pids()) == processes
+    finally:
+        service_pool.close_work_pool()
+    said = [r.getMessage() for r in caplog.records if r.name == "enrichment.services.pool"]
+    if warned:
+        assert said == [
+            "the extraction pool is not fair: pages of one host may hold all 1 extraction "
+            "process(es) at once (EXTRACTION_WORKERS=1, EXTRACTION_SLOTS_PER_HOST=1)"
+        ]
+    else:
+        assert said == []

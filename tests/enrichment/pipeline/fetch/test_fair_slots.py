@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import doctest
 
 import pytest
 
-from enrichment.pipeline.fetch.fair_slots import FairSlots, slot_key
+from enrichment.pipeline.fetch import fair_slots
+from enrichment.pipeline.fetch.fair_slots import FairSlots, slot_key, unfair_pool
 
 
 async def _settle() -> None:
@@ -81,3 +83,12 @@ def test_the_key_is_the_host_of_the_url_else_files() -> None:
     assert slot_key(("https://Slow.Example:8443/a?b", object())) == "slow.example"
     assert slot_key((b"%PDF", False)) == "files"
     assert slot_key(()) == "files"
+
+
+def test_a_pool_is_fair_only_with_a_process_no_host_can_take() -> None:
+    assert unfair_pool(2, 1) is None and unfair_pool(3, 2) is None
+    for processes, cap in ((1, 1), (2, 2), (2, 3)):
+        problem = unfair_pool(processes, cap)
+        assert problem is not None and f"all {processes} extraction process" in problem
+        assert f"EXTRACTION_SLOTS_PER_HOST={cap}" in problem
+    assert doctest.testmod(fair_slots).failed == 0
