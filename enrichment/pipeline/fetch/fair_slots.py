@@ -82,13 +82,16 @@ def unfair_pool(processes: int, cap: int) -> str | None:
 
     >>> unfair_pool(2, 1) is None
     True
-    >>> unfair_pool(1, 1).startswith("pages of one host may hold all 1 extraction process")
+    >>> unfair_pool(1, 1).startswith("pages of one host may hold the one extraction process")
     True
     """
     if cap < processes:
         return None
+    held = (
+        "the one extraction process" if processes == 1 else f"all {processes} extraction processes"
+    )
     return (
-        f"pages of one host may hold all {processes} extraction process(es) at once "
+        f"pages of one host may hold {held} at once "
         f"(EXTRACTION_WORKERS={processes}, EXTRACTION_SLOTS_PER_HOST={cap})"
     )
 

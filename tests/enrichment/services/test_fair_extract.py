@@ -57,8 +57,8 @@ def test_a_pool_one_host_can_fill_is_said_in_the_log_when_it_starts(
     said = [r.getMessage() for r in caplog.records if r.name == "enrichment.services.pool"]
     if warned:
         assert said == [
-            "the extraction pool is not fair: pages of one host may hold all 1 extraction "
-            "process(es) at once (EXTRACTION_WORKERS=1, EXTRACTION_SLOTS_PER_HOST=1)"
+            "the extraction pool is not fair: pages of one host may hold the one extraction "
+            "process at once (EXTRACTION_WORKERS=1, EXTRACTION_SLOTS_PER_HOST=1)"
         ]
     else:
         assert said == []
