@@ -23,6 +23,12 @@ corpus, allowed through the SSRF opt-in). It also measures, in the same run, the
 bare echo consumer, ``/ws/ping/``, under the same clients and messages) and raw in-process
 extraction pages/s of the same pages, prints the ratios, and the peak RSS of daphne plus its
 extraction pool (and of the workers plus theirs). Targets: >= 150 messages/s, RSS <= 400 MB.
+
+``--compare N`` measures issue 29's ratio on a shared machine, whose speed drifts between
+runs more than the modes differ: N rounds, each one run in daphne and one with ``--redis``
+(same clients, messages and other options, the order alternating from round to round),
+then each round's messages/s, CPU per message outside the extraction pools, and the ratio
+``--redis`` / in daphne (target >= 0.9) with their medians.
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import secrets
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -382,6 +390,117 @@ def page_cache_empty(redis_url: str) -> None:
         client.close()
 
 
+RATE = re.compile(r"^messages sent: .* -> ([\d.]+) messages/s", re.MULTILINE)
+OUTSIDE = re.compile(
+    r"^\s+of which .+? alone ([\d.-]+) ms, their extraction pools ([\d.-]+) ms", re.MULTILINE
+)
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    rate: float  # messages/s
+    outside: float  # ms of CPU per message in daphne and the workers, outside the pools
+    pools: float  # ms of CPU per message in the extraction pools
+
+
+def run_figures(output: str) -> RunFigures:
+    """The figures ``--compare`` needs out of one run's report.
+
+    >>> run_figures("messages sent: 1500 in 6.0 s -> 250.0 messages/s\\n"
+    ...     "               of which daphne alone 1.2 ms, their extraction pools 0.0 ms\\n"
+    ...     "               of which runworker processes alone 4.4 ms, their extraction pools 3.5 ms")
+    RunFigures(rate=250.0, outside=5.6, pools=3.5)
+    """
+    rate = RATE.search(output)
+    if rate is None:
+        raise ValueError("no 'messages sent' line in the run's output")
+    split = [(float(alone), float(pools)) for alone, pools in OUTSIDE.findall(output)]
+    return RunFigures(
+        rate=float(rate.group(1)),
+        outside=round(sum(alone for alone, _ in split), 3),
+        pools=round(sum(pools for _, pools in split), 3),
+    )
+
+
+def compare_summary(rounds: list[tuple[RunFigures, RunFigures]]) -> list[str]:
+    """One line per round (in daphne, then ``--redis``) and the medians; the ratio's target.
+
+    >>> a, b = RunFigures(250.0, 2.4, 3.0), RunFigures(200.0, 5.6, 3.5)
+    >>> for line in compare_summary([(a, b)])[1:]:
+    ...     print(line)
+    median CPU per message in daphne: outside the extraction pools 2.4 ms, the pools 3.0 ms (target outside <= the pools: met)
+    median CPU per message --redis: outside the extraction pools 5.6 ms, the pools 3.5 ms (target outside <= the pools: missed)
+    median: in daphne 250.0 msg/s, --redis 200.0 msg/s, ratio 0.80 (target >= 0.9: missed)
+    """
+    lines = []
+    ratios = []
+    for number, (alone, redis) in enumerate(rounds, 1):
+        ratio = redis.rate / alone.rate
+        ratios.append(ratio)
+        lines.append(
+            f"round {number}: in daphne {alone.rate:.1f} msg/s (CPU outside the pool"
+            f" {alone.outside:.1f} ms, the pool {alone.pools:.1f} ms per message);"
+            f" --redis {redis.rate:.1f} msg/s ({redis.outside:.1f} / {redis.pools:.1f} ms);"
+            f" ratio {ratio:.2f}"
+        )
+    for index, label in ((0, "in daphne"), (1, "--redis")):
+        outside = statistics.median(pair[index].outside for pair in rounds)
+        pools = statistics.median(pair[index].pools for pair in rounds)
+        lines.append(
+            f"median CPU per message {label}: outside the extraction pools {outside:.1f} ms,"
+            f" the pools {pools:.1f} ms (target outside <= the pools:"
+            f" {'met' if outside <= pools else 'missed'})"
+        )
+    ratio = statistics.median(ratios)
+    lines.append(
+        f"median: in daphne {statistics.median(a.rate for a, _ in rounds):.1f} msg/s,"
+        f" --redis {statistics.median(b.rate for _, b in rounds):.1f} msg/s,"
+        f" ratio {ratio:.2f} (target >= 0.9: {'met' if ratio >= 0.9 else 'missed'})"
+    )
+    return lines
+
+
+def without_option(argv: list[str], option: str) -> list[str]:
+    """``argv`` without ``option`` and its value (``--x N`` or ``--x=N``).
+
+    >>> without_option(["--clients", "3", "--compare", "3", "--builtin"], "--compare")
+    ['--clients', '3', '--builtin']
+    >>> without_option(["--compare=2", "--messages", "2"], "--compare")
+    ['--messages', '2']
+    """
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == option:
+            skip = True
+        elif not arg.startswith(option + "="):
+            kept.append(arg)
+    return kept
+
+
+def compare(rounds: int, forwarded: list[str]) -> int:
+    """``--compare``: alternate runs of this script in daphne and with ``--redis``; exit 1 when
+    any run failed (its report is printed whole)."""
+    results: list[tuple[RunFigures, RunFigures]] = []
+    for number in range(1, rounds + 1):
+        figures: dict[bool, RunFigures] = {}
+        for redis in (False, True) if number % 2 else (True, False):
+            command = [sys.executable, __file__, *forwarded, *(["--redis"] if redis else [])]
+            done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+            label = "--redis" if redis else "in daphne"
+            if done.returncode != 0 or not RATE.search(done.stdout):
+                print(f"round {number}, {label}: the run failed (exit {done.returncode}):")
+                print(done.stdout, flush=True)
+                return 1
+            figures[redis] = run_figures(done.stdout)
+            print(f"round {number}, {label}: {figures[redis].rate:.1f} messages/s", flush=True)
+        results.append((figures[False], figures[True]))
+    print("\n".join(compare_summary(results)))
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--clients", type=int, default=200)
@@ -416,12 +535,23 @@ def main() -> None:
         " arrives after a quiet spell, e.g. --clients 1 --messages 20 --pause 2)",
     )
     parser.add_argument("--smoke", action="store_true", help="2 clients x 2 messages")
+    parser.add_argument(
+        "--compare",
+        type=int,
+        metavar="N",
+        help="N rounds, each one run in daphne and one with --redis (the order alternating),"
+        " and the ratio of their messages/s (issue 29: >= 0.9)",
+    )
     args = parser.parse_args()
     if args.keep_database and not args.database_url:
         parser.error("--keep-database needs --database-url (the SQLite file is always new)")
     if args.smoke:
         args.clients, args.messages = 2, 2
         print("smoke run (2 clients x 2 messages): the figures below are not measurements")
+    if args.compare is not None:
+        if args.compare < 1 or args.redis:
+            parser.error("--compare takes a number of rounds >= 1, and runs --redis itself")
+        sys.exit(compare(args.compare, without_option(sys.argv[1:], "--compare")))
     # Quiet logs: the live server keeps stderr in a pipe nobody drains while the bench runs.
     # Configured as in production (README, settings table): DEBUG off, so no query log (on SQLite the
     # log also quotes every parameter with a query of its own), a secret key of its own, and

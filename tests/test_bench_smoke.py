@@ -74,3 +74,36 @@ def test_the_fairness_bench_runs_with_workers_too() -> None:
     done = smoke_run(BENCH / "fairness.py", "--redis")
     assert "in 2 runworker process(es)" in done.stdout
     assert "hostile link 0:" in done.stdout
+
+
+def test_ws_load_compare_reads_each_run_and_sums_the_rounds() -> None:
+    """``ws_load.py --compare``'s figures: a run's report read back, the options passed on
+    without ``--compare``, and the medians with each target met or missed (its doctests)."""
+    import doctest
+    import importlib
+
+    module = importlib.import_module("bench.ws_load")
+    assert doctest.testmod(module).failed == 0
+    assert module.compare_summary(
+        [
+            (module.RunFigures(200.0, 2.0, 3.0), module.RunFigures(190.0, 2.5, 3.0)),
+            (module.RunFigures(100.0, 2.0, 3.0), module.RunFigures(80.0, 2.5, 3.0)),
+        ]
+    )[-1] == (
+        "median: in daphne 150.0 msg/s, --redis 135.0 msg/s, ratio 0.88 (target >= 0.9: missed)"
+    )
+
+
+def test_ws_load_compares_daphne_and_workers() -> None:
+    """``ws_load.py --compare 1``: one run in daphne and one with two runworker processes,
+    each round's messages/s and the ratio (Redis on 127.0.0.1:6379, as the bench's default)."""
+    redis = pytest.importorskip("redis")
+    try:
+        redis.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip("no Redis on 127.0.0.1:6379")
+    done = smoke_run(BENCH / "ws_load.py", "--compare", "1")
+    assert "round 1, in daphne:" in done.stdout
+    assert "round 1, --redis:" in done.stdout
+    assert "median CPU per message --redis: outside the extraction pools" in done.stdout
+    assert "ratio" in done.stdout.splitlines()[-1]
