@@ -70,7 +70,7 @@ from django.db.models.functions import StrIndex
 from django.db.models.sql.compiler import SQLCompiler
 from django.utils import timezone
 
-from common.bounded import within
+from common.bounded import settings_set_local, within
 from common.errors import InvalidInput
 from common.trigrams import index_terms
 from enrichment.models import Run, UrlDecision
@@ -360,27 +360,53 @@ class _Listed:
         return RareRuns(ids, (self.first, self.last))
 
 
+# Listings read the text indexes only: bounded work whatever the text.
+INDEX_ONLY = {"enable_seqscan": "off", "enable_indexscan": "off"}
+
+
 @contextmanager
-def _index_reads(using: str) -> Iterator[Any]:
-    """A cursor for listings: only the text indexes can answer (bounded work whatever the
-    text)."""
-    with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")
-        yield cursor
-        cursor.execute("SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
+def _index_reads(using: str) -> Iterator[None]:
+    """A transaction where only the text indexes can answer (``INDEX_ONLY``); inside an outer
+    transaction, the settings are put back after it."""
+    nested = connections[using].in_atomic_block
+    with transaction.atomic(using=using):
+        previous = settings_set_local(using, INDEX_ONLY, keep=nested)
+        yield
+        if nested:
+            settings_set_local(using, previous)
 
 
-def _listed(
-    cursor: Any, tried: list[QuerySet[Any]], run_id: str, run_time: str, using: str
-) -> _Listed:
-    """One filter's matching rows (as they are tried: each way but the last has
-    ``SHORTCUT_MS``), summed up."""
-    summary = None
+def _shortcut(
+    tried: list[QuerySet[Any]], run_id: str, run_time: str, using: str
+) -> tuple[Any, ...] | None:
+    """The first of the ways a filter's rows are tried but the last (the shortcuts) that
+    answers within ``SHORTCUT_MS``, summed up; None when none does. Each in a transaction of
+    its own (``INDEX_ONLY``)."""
     for rows in tried[:-1]:
-        summary = within(SHORTCUT_MS, partial(_summed, cursor, rows, run_id, run_time), using)
+        summary = within(
+            SHORTCUT_MS, partial(_summed, rows, run_id, run_time), using, settings=INDEX_ONLY
+        )
         if summary is not None:
-            break
-    return _Listed(*(summary or _summed(cursor, tried[-1], run_id, run_time)))
+            return summary
+    return None
+
+
+def _listed(listings: list[tuple[list[QuerySet[Any]], str, str]], using: str) -> list[_Listed]:
+    """Each filter's matching rows (its ways as they are tried, its run id and run time
+    fields), summed up: by a shortcut, or else by the last way, the filters that need it
+    read together in one transaction."""
+    shortcuts = [_shortcut(tried, run_id, run_time, using) for tried, run_id, run_time in listings]
+
+    def summed() -> list[_Listed]:
+        return [
+            _Listed(*(_summed(tried[-1], run_id, run_time) if summary is None else summary))
+            for summary, (tried, run_id, run_time) in zip(shortcuts, listings, strict=True)
+        ]
+
+    if all(summary is not None for summary in shortcuts):
+        return summed()
+    with _index_reads(using):
+        return summed()
 
 
 def _rare_runs(
@@ -389,29 +415,29 @@ def _rare_runs(
     """For each filter (name → its matching rows as they are tried, their run id and run
     time fields), its runs when there are at most ``RARE_MATCHES``, read from the filter's
     own index alone."""
-    found: dict[str, RareRuns] = {}
-    with _index_reads(using) as cursor:
-        for name, (tried, run_id, run_time) in candidates.items():
-            listed = _listed(cursor, tried, run_id, run_time, using)
-            if listed.matches <= RARE_MATCHES:
-                found[name] = listed.runs()
-    return found
+    listed = _listed(list(candidates.values()), using)
+    return {
+        name: found.runs()
+        for name, found in zip(candidates, listed, strict=True)
+        if found.matches <= RARE_MATCHES
+    }
 
 
-def _summed(cursor: Any, rows: QuerySet[Any], run_id: str, run_time: str) -> tuple[Any, ...]:
+def _summed(rows: QuerySet[Any], run_id: str, run_time: str) -> tuple[Any, ...]:
     """(matches up to ``RARE_MATCHES`` + 1, how many have a run time, the first and last
     run time, the run ids when rare) of ``rows``. Summed up by the database: a common
     text's 5,001 rows are not sent over to be parsed and dropped (that cost more than
     reading them from the index)."""
     listed = rows.order_by().values_list(run_id, run_time)[: RARE_MATCHES + 1]
     sql, params = listed.query.get_compiler(using=rows.db).as_sql()
-    cursor.execute(
-        "SELECT COUNT(*), COUNT(s.run_time), MIN(s.run_time), MAX(s.run_time),"
-        " CASE WHEN COUNT(*) <= %s THEN ARRAY_AGG(DISTINCT s.run_id ORDER BY s.run_id)"
-        f" END FROM ({sql}) AS s(run_id, run_time)",
-        [RARE_MATCHES, *params],
-    )
-    return tuple(cursor.fetchone())
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*), COUNT(s.run_time), MIN(s.run_time), MAX(s.run_time),"
+            " CASE WHEN COUNT(*) <= %s THEN ARRAY_AGG(DISTINCT s.run_id ORDER BY s.run_id)"
+            f" END FROM ({sql}) AS s(run_id, run_time)",
+            [RARE_MATCHES, *params],
+        )
+        return tuple(cursor.fetchone())
 
 
 def _run_table(using: str) -> tuple[float, bool]:
@@ -536,9 +562,8 @@ def _newest_months(
     bounds = newest_months(anchor, NEWEST_MONTHS)
     for index, (since, before) in enumerate(bounds):
         # The first listing also finds URL rows without a run time (the default partition).
-        with _index_reads(using) as cursor:
-            window = [_in_months(rows, since, before, upper, untimed=index == 0) for rows in tried]
-            listed = _listed(cursor, window, "run_id", "run_created_at", using)
+        window = [_in_months(rows, since, before, upper, untimed=index == 0) for rows in tried]
+        (listed,) = _listed([(window, "run_id", "run_created_at")], using)
         matches += listed.matches
         if matches > RARE_MATCHES:
             yield _Plan({}, frozenset([("url", url)])), True  # common after all

@@ -53,3 +53,49 @@ def test_other_database_errors_are_not_swallowed() -> None:
 
     with pytest.raises(ProgrammingError):
         within(1000, broken)
+
+
+def _setting(name: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SHOW {name}")
+        return str(cursor.fetchone()[0])
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs DATABASE_URL=postgres://…")
+def test_settings_hold_for_the_read_alone_inside_an_outer_transaction() -> None:
+    # The test runs in a transaction: the read is a savepoint, its settings are put back.
+    seen = within(2000, lambda: (_setting("enable_seqscan"), _timeout()), settings=OFF)
+    assert seen == ("off", "2s")
+    assert _setting("enable_seqscan") == "on"
+    assert _timeout() != "2s"
+
+
+OFF = {"enable_seqscan": "off"}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs DATABASE_URL=postgres://…")
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_read_has_one_of_its_own_and_leaves_nothing_set() -> None:
+    assert not connection.in_atomic_block
+    before = _timeout()
+    seen = within(2000, lambda: (_setting("enable_seqscan"), _timeout()), settings=OFF)
+    assert seen == ("off", "2s")
+    assert (_setting("enable_seqscan"), _timeout()) == ("on", before)
+    # Past its budget: None, nothing left set, and the connection goes on.
+    assert within(50, lambda: _sleep(1.0), settings=OFF) is None
+    assert not connection.in_atomic_block
+    assert (_setting("enable_seqscan"), _timeout()) == ("on", before)
+    assert within(2000, lambda: _sleep(0.01)) == 7
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs DATABASE_URL=postgres://…")
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_read_costs_three_statements_more() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert within(2000, lambda: _sleep(0)) == 7
+    statements = [query["sql"].split(" ")[0] for query in queries.captured_queries]
+    # Not a savepoint, nor a read of the timeout before and its setting back after.
+    assert statements == ["BEGIN", "SELECT", "SELECT", "COMMIT"], queries.captured_queries
+    assert "set_config('statement_timeout', '2000ms', true)" in queries.captured_queries[1]["sql"]
