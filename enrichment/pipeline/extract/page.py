@@ -40,6 +40,8 @@ An HTML page goes through these steps; each names the module that holds its rule
   kind (or a discussion) but is built like one: a single ``<h1>`` and one element holding the
   page's running text. Not when those lines hold several times the words before them: the
   body element was then only the opening of a text built of many small blocks.
+  On a page read by the extractors, a run of short lines (the site's menus) kept above
+  the page's headline goes (``extract/header.py``).
 - **Fallback.** When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
   result that is empty or only repeats the title counts as no content.
 
@@ -81,6 +83,7 @@ from enrichment.pipeline.extract.fragments import (
     read_as_text,
     text_runs,
 )
+from enrichment.pipeline.extract.header import cut_site_header
 from enrichment.pipeline.extract.markdown import (
     prepare_for_markdown,
     unescape_word_underscores,
@@ -411,16 +414,20 @@ def _main_content(
             blocks=seen[1],
         ):
             return "records", records.page
+    # The site's menus kept above the page's headline go (``extract/header.py``).
+    headline = hints.headline
     if source == "region":
-        return "region", region
+        return "region", cut_site_header(region, headline, flatten=flatten)
     if source == "resiliparse":
-        return "resiliparse", trim_after_body(second, body, flatten=flatten)
+        kept = trim_after_body(second, body, flatten=flatten)
+        return "resiliparse", cut_site_header(kept, headline, flatten=flatten)
     if kind != "forum":
         # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's
         # text. Not on a discussion: what it leaves out between posts is who wrote them,
         # which the chooser has weighed already (``choose._with_post_headers``).
         first = fill_gaps(first, second, seen=seen[0]) or first
-    return "trafilatura", trim_after_body(first, body, flatten=flatten)
+    kept = trim_after_body(first, body, flatten=flatten)
+    return "trafilatura", cut_site_header(kept, headline, flatten=flatten)
 
 
 def _prepare(tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode) -> None:

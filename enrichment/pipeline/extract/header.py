@@ -1,0 +1,56 @@
+"""Cut the site's menus that an extractor kept above the page's own heading.
+
+On a listing or a shop's category page, trafilatura (or the block-level pass) sometimes takes
+the whole ``<body>``: the text then opens with the site's header, a run of short lines (menu
+entries, "Search", "Log in", category names), and only then the page's headline and what it
+says. When the headline stands as a line of its own in the text and the lines above it are
+such a run (HEADER_WORDS words or more, at most MENU_LINE_WORDS words a line on average:
+sentences run longer), they are the header, and go. Lines of running text above the headline
+(a hero's pitch, a post quoted before the thread) are left alone.
+
+    >>> menu = "\\n".join(["Skip to content", "Shop", "Lamps", "Chairs", "Tables", "Rugs",
+    ...     "Log in", "Basket", "Search the shop", "Help", "Gift cards", "Stores",
+    ...     "Contact us"])
+    >>> cut_site_header(menu + "\\nBrass lamps\\nOur lamps are cast in brass.", "Brass lamps")
+    'Brass lamps\\nOur lamps are cast in brass.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from enrichment.pipeline.extract.text import words_of
+
+# The run above the headline must hold at least this many words to be a site header...
+HEADER_WORDS = 20
+# ...in lines of at most this many words on average (menu entries, not sentences).
+MENU_LINE_WORDS = 3.0
+# The headline is looked for in this many lines from the top.
+SEARCH_LINES = 200
+
+
+def cut_site_header(text: str, headline: str | None, *, flatten: Callable[[str], str] = str) -> str:
+    """``text`` from its ``headline`` line on, when a site header's menus come before it.
+
+    ``flatten`` gives the words a reader sees of a line (markdown's link targets do not
+    count).
+
+        >>> cut_site_header("We cast lamps by hand in our own foundry, since 1921.\\n"
+        ...     "Brass lamps\\nOur lamps.", "Brass lamps").startswith("We cast")
+        True
+    """
+    wanted = words_of(headline or "")
+    if not wanted:
+        return text
+    lines = text.split("\n")
+    counts: list[int] = []
+    for index, line in enumerate(lines[:SEARCH_LINES]):
+        seen = words_of(flatten(line))
+        if seen == wanted:
+            shown = [count for count in counts if count]
+            words = sum(shown)
+            if words >= HEADER_WORDS and words <= MENU_LINE_WORDS * len(shown):
+                return "\n".join(lines[index:])
+            return text
+        counts.append(len(seen))
+    return text
