@@ -40,17 +40,25 @@ def cut_site_header(text: str, headline: str | None, *, flatten: Callable[[str],
         True
     """
     wanted = words_of(headline or "")
-    if not wanted:
+    if not wanted or wanted[0] not in text.lower():
         return text
     lines = text.split("\n")
-    counts: list[int] = []
     for index, line in enumerate(lines[:SEARCH_LINES]):
-        seen = words_of(flatten(line))
-        if seen == wanted:
-            shown = [count for count in counts if count]
-            words = sum(shown)
-            if words >= HEADER_WORDS and words <= MENU_LINE_WORDS * len(shown):
+        if wanted[-1] in line.lower() and _seen(line, flatten) == wanted:
+            counts = [
+                count for count in (len(_seen(above, flatten)) for above in lines[:index]) if count
+            ]
+            words = sum(counts)
+            if words >= HEADER_WORDS and words <= MENU_LINE_WORDS * len(counts):
                 return "\n".join(lines[index:])
             return text
-        counts.append(len(seen))
     return text
+
+
+def _seen(line: str, flatten: Callable[[str], str]) -> list[str]:
+    """The words a reader sees of ``line``.
+
+    Only a link or an image adds words to it (its target): other lines are read as they
+    are, at a tenth of the cost of flattening them.
+    """
+    return words_of(flatten(line) if "](" in line else line)
