@@ -27,6 +27,12 @@ HEADER_WORDS = 20
 MENU_LINE_WORDS = 3.0
 # The headline is looked for in this many lines from the top.
 SEARCH_LINES = 200
+# Without the headline, a text opening with lines of at most MENU_ENTRY_WORDS words holding
+# LEADING_MENU_WORDS words or more (at most MENU_LINE_WORDS a line on average) opens with the
+# site's menus, when REST_WORDS words at least follow them.
+MENU_ENTRY_WORDS = 4
+LEADING_MENU_WORDS = 30
+REST_WORDS = 50
 
 
 def cut_site_header(text: str, headline: str | None, *, flatten: Callable[[str], str] = str) -> str:
@@ -62,3 +68,38 @@ def _seen(line: str, flatten: Callable[[str], str]) -> list[str]:
     are, at a tenth of the cost of flattening them.
     """
     return words_of(flatten(line) if "](" in line else line)
+
+
+def cut_leading_menu(text: str, *, flatten: Callable[[str], str] = str) -> str:
+    """``text`` without the run of menu entries it opens with, when it has one.
+
+    A page whose headline is not a line of the text (or has none) can still open with the
+    site's menus: a run of lines of at most MENU_ENTRY_WORDS words each holding
+    LEADING_MENU_WORDS words or more, at most MENU_LINE_WORDS a line on average. It goes when
+    at least REST_WORDS words follow it (a page that is only a list of short lines is left
+    whole).
+
+        >>> menu = "\\n".join(["Skincare", "Makeup", "Body", "Fragrance"] * 8)
+        >>> text = menu + "\\nBalm, the lip balm in six shades. " + "It keeps lips soft. " * 12
+        >>> cut_leading_menu(text).startswith("Balm")
+        True
+        >>> cut_leading_menu("\\n".join(["Skincare", "Makeup"] * 30)).startswith("Skincare")
+        True
+    """
+    lines = text.split("\n")
+    counts: list[int] = []
+    for line in lines:
+        count = len(_seen(line, flatten))
+        if count > MENU_ENTRY_WORDS:
+            break
+        counts.append(count)
+    shown = [count for count in counts if count]
+    words = sum(shown)
+    if words < LEADING_MENU_WORDS or words > MENU_LINE_WORDS * len(shown):
+        return text
+    after = 0
+    for line in lines[len(counts) :]:
+        after += len(_seen(line, flatten))
+        if after >= REST_WORDS:
+            return "\n".join(lines[len(counts) :])
+    return text

@@ -41,7 +41,8 @@ An HTML page goes through these steps; each names the module that holds its rule
   page's running text. Not when those lines hold several times the words before them: the
   body element was then only the opening of a text built of many small blocks.
   On a page read by the extractors, a run of short lines (the site's menus) kept above
-  the page's headline goes (``extract/header.py``).
+  the page's headline goes, and so does such a run the text opens with when the headline
+  is no line of it (``extract/header.py``).
 - **Fallback.** When all find nothing, a plain HTML-to-text pass runs on the cleaned page. A
   result that is empty or only repeats the title counts as no content.
 
@@ -56,6 +57,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -83,7 +85,7 @@ from enrichment.pipeline.extract.fragments import (
     read_as_text,
     text_runs,
 )
-from enrichment.pipeline.extract.header import cut_site_header
+from enrichment.pipeline.extract.header import cut_leading_menu, cut_site_header
 from enrichment.pipeline.extract.markdown import (
     prepare_for_markdown,
     unescape_word_underscores,
@@ -414,20 +416,27 @@ def _main_content(
             blocks=seen[1],
         ):
             return "records", records.page
-    # The site's menus kept above the page's headline go (``extract/header.py``).
-    headline = hints.headline
     if source == "region":
-        return "region", cut_site_header(region, headline, flatten=flatten)
+        return "region", _without_menus(region, hints.headline, flatten=flatten)
     if source == "resiliparse":
         kept = trim_after_body(second, body, flatten=flatten)
-        return "resiliparse", cut_site_header(kept, headline, flatten=flatten)
+        return "resiliparse", _without_menus(kept, hints.headline, flatten=flatten)
     if kind != "forum":
         # Blocks trafilatura pruned inside the text it kept, put back from resiliparse's
         # text. Not on a discussion: what it leaves out between posts is who wrote them,
         # which the chooser has weighed already (``choose._with_post_headers``).
         first = fill_gaps(first, second, seen=seen[0]) or first
     kept = trim_after_body(first, body, flatten=flatten)
-    return "trafilatura", cut_site_header(kept, headline, flatten=flatten)
+    return "trafilatura", _without_menus(kept, hints.headline, flatten=flatten)
+
+
+def _without_menus(text: str, headline: str | None, *, flatten: Callable[[str], str]) -> str:
+    """``text`` without the site's menus it opens with (``extract/header.py``).
+
+    Those above the page's headline go; failing that, a run of menu entries at the top.
+    """
+    cut = cut_site_header(text, headline, flatten=flatten)
+    return cut if cut != text else cut_leading_menu(text, flatten=flatten)
 
 
 def _prepare(tree: lxml.html.HtmlElement, kind: PageKind, *, mode: ExtractMode) -> None:

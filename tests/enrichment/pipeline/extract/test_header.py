@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from enrichment.pipeline.extract.header import cut_site_header
+from enrichment.pipeline.extract.header import cut_leading_menu, cut_site_header
 from enrichment.pipeline.extract.page import extract_html
 from enrichment.pipeline.extract.text import markdown_to_text
 
@@ -12,6 +12,17 @@ MENU = [
     "Skip to content", "Shop", "Lamps", "Chairs", "Tables", "Rugs", "Log in", "Basket",
     "Search the shop", "Help", "Gift cards", "Stores", "Sale", "Contact us",
 ]  # fmt: skip
+LONG_MENU = [
+    *MENU,
+    "Outdoor",
+    "Kitchen",
+    "New in",
+    "Brands",
+    "Lighting",
+    "Offers",
+    "Garden",
+    "Bedroom",
+]
 INTRO = "Our lamps are cast in brass in our own foundry and wired by hand."
 
 
@@ -65,3 +76,44 @@ def test_markdown_links_count_as_their_labels() -> None:
     text = "\n".join([*menu, "# Brass lamps", INTRO])
     cut = cut_site_header(text, "Brass lamps", flatten=markdown_to_text)
     assert cut == f"# Brass lamps\n{INTRO}"
+
+
+def _shop_page_without_headline() -> str:
+    # No <h1>: the headline is the title, which is no line of the text.
+    menu = "".join(f"<div class='m'><span>{entry}</span></div>" for entry in LONG_MENU)
+    cards = "".join(
+        f"<div class='c'><a href='/p/{n}'>Brass lamp {n}</a><span>${n}9</span></div>"
+        for n in range(12)
+    )
+    return (
+        "<html><head><title>Brass lamps | Shop</title></head><body><div class='main'>"
+        f"<div class='top'>{menu}</div><p>{INTRO}</p>"
+        f"<div class='grid'>{cards}</div></div></body></html>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_page_opening_with_its_menus_loses_them(mode: str) -> None:
+    text = extract_html(_shop_page_without_headline(), mode=mode).text  # type: ignore[arg-type]
+    assert INTRO in text and "Brass lamp 11" in text
+    for entry in ("Skip to content", "Search the shop", "Lighting", "Offers"):
+        assert entry not in text
+
+
+def test_a_few_short_lines_at_the_top_are_kept() -> None:
+    text = "\n".join(["Lamps", "Brass lamps", INTRO * 5])
+    assert cut_leading_menu(text) == text
+
+
+def test_short_lines_at_the_top_of_a_short_text_are_kept() -> None:
+    text = "\n".join([*LONG_MENU, INTRO])
+    assert cut_leading_menu(text) == text
+
+
+def test_a_menu_of_markdown_links_is_read_as_its_labels() -> None:
+    menu = [
+        f"- [{entry}](/shop/{n}/all-the-things-in-this-section)"
+        for n, entry in enumerate(LONG_MENU)
+    ]
+    body = "\n".join([INTRO] * 6)
+    assert cut_leading_menu("\n".join([*menu, body]), flatten=markdown_to_text) == body
