@@ -1,4 +1,4 @@
-"""Cut the site's menus that an extractor kept above the page's own heading.
+"""Cut the site's menus that an extractor kept at the top of the page's text.
 
 On a listing or a shop's category page, trafilatura (or the block-level pass) sometimes takes
 the whole ``<body>``: the text then opens with the site's header, a run of short lines (menu
@@ -6,7 +6,9 @@ entries, "Search", "Log in", category names), and only then the page's headline 
 says. When the headline stands as a line of its own in the text and the lines above it are
 such a run (HEADER_WORDS words or more, at most MENU_LINE_WORDS words a line on average:
 sentences run longer), they are the header, and go. Lines of running text above the headline
-(a hero's pitch, a post quoted before the thread) are left alone.
+(a hero's pitch, a post quoted before the thread) are left alone. When the headline is no
+line of the text, a run of menu entries the text opens with goes all the same
+(``cut_leading_menu``).
 
     >>> menu = "\\n".join(["Skip to content", "Shop", "Lamps", "Chairs", "Tables", "Rugs",
     ...     "Log in", "Basket", "Search the shop", "Help", "Gift cards", "Stores",
