@@ -29,10 +29,12 @@ story's last paragraph (related posts, tags, sharing; not an index's lists of li
 many times longer than its introduction), rows of short linked labels within it
 (product cards, "Read more"; a list of links to other pages is kept, a list of in-page links is
 not), teaser cards (a linked title over a line of blurb) standing alone in the story or after
-it, and the page's chrome (navigation, forms, buttons). The lead is often set apart between
-the headline and the body: the paragraphs of running text found there (LEAD_WORDS words or
-more, few of them links) are put first; bylines, dates and captions there are short and stay
-out, and so does a paragraph in a block named as set beside the story (an author's bio). Within the body, the captions of photos (``<figcaption>`` of a figure showing a picture,
+it, the page's chrome (navigation, forms, buttons), and the blocks built around a form's
+field to type in within the story (a sign-up for alerts, a quote request: their pitch and
+consent lines; not a checklist's boxes). The lead is often set apart between the headline
+and the body: the paragraphs of running text found there (LEAD_WORDS words or more, few of
+them links) are put first; bylines, dates and captions there are short and stay out, and so
+does a paragraph in a block named as set beside the story (an author's bio). Within the body, the captions of photos (``<figcaption>`` of a figure showing a picture,
 not code or a table) describe or credit what a reader of the text cannot see, and are left out
 too; so are blocks the page's markup names as set beside the story (ASIDE_NAMES: an author box,
 related posts, a newsletter form, ratings and comments, a disclaimer, sharing buttons, a table
@@ -127,6 +129,12 @@ CARDS_SHARE = 0.2
 _CARD_HEADINGS = ("h2", "h3", "h4", "h5", "h6")
 _CARD_TAGS = frozenset(("article", "div", "li", "section"))
 _NAME_WORDS = re.compile(r"[a-z]+")
+# A form field a reader types into (a checklist's boxes, a picker's options and buttons are
+# no such field)...
+_FIELD_TAGS = ("input", "textarea")
+_TYPED_FIELDS = frozenset(("text", "email", "tel", "search", "number", "url", "password"))
+# ...in a block holding none of these is a widget: code, a table show what the story tells.
+_WIDGET_KEEPS = ("pre", "code", "table")
 # A block whose class or id holds this word is a caption (where the page has no <figure>).
 CAPTION_NAMES = frozenset(("caption",))
 _CAPTION_TAGS = ("figcaption", "div", "p", "span")
@@ -195,6 +203,7 @@ def article_text(
         *_photo_captions(element),
         *_named_asides(element, body_words, body.element),
         *_teaser_cards(element, body_words),
+        *_form_widgets(element, body_words, body.element),
     ]
     return write_blocks(blocks, mode=mode, base_url=base_url, skipped=skipped)
 
@@ -485,6 +494,42 @@ def _teaser_cards(body: etree._Element, body_words: int) -> list[etree._Element]
         default=-1,
     )
     return [card for card in found if order[card] > last or _in_running_text(card, cards)]
+
+
+def _form_widgets(
+    body: etree._Element, body_words: int, paragraphs: etree._Element
+) -> list[etree._Element]:
+    """Blocks of the body built around a field to type in: a widget set in the story.
+
+    A sign-up for text alerts, a box asking for a zip code to match the reader with pros, a
+    donation form, a search box, a "was this helpful?" form: each asks the reader to type
+    something, and what it shows around its field (a pitch, labels, amounts, a consent line)
+    is the widget's. The outermost block around the field holding no paragraph of running
+    text and less than ASIDE_SHARE of the body's words is the widget; it lies within the
+    body, not around ``paragraphs`` (the element holding the story's paragraphs). Boxes to
+    tick, options to pick and drop-downs (a checklist, a poll, a comparison's product
+    picker) ask for nothing typed and belong to what they sit in; a block showing code or a
+    table is what the story tells about.
+    """
+    found: list[etree._Element] = []
+    for field in body.iter(*_FIELD_TAGS):
+        if (
+            field.tag == "input"
+            and (field.get("type") or "text").strip().lower() not in _TYPED_FIELDS
+        ):
+            continue
+        widget = None
+        for ancestor in field.iterancestors():
+            if ancestor is body or ancestor is paragraphs:
+                break
+            if element_words(ancestor) >= ASIDE_SHARE * body_words or any(
+                element_words(paragraph) >= PARAGRAPH_WORDS for paragraph in ancestor.iter("p")
+            ):
+                break
+            widget = ancestor
+        if widget is not None and widget not in found and not _holds_any(widget, _WIDGET_KEEPS):
+            found.append(widget)
+    return found
 
 
 def _in_running_text(card: etree._Element, cards: set[etree._Element]) -> bool:

@@ -463,3 +463,43 @@ def test_a_block_of_paragraphs_after_a_story_in_parts_is_not_one_of_its_parts(mo
     assert result.extractor == "article"
     assert "Part 0: Paragraph 0" in result.text and "Part 2: Paragraph 3" in result.text
     assert "Ana Lee has covered" not in result.text
+
+
+@pytest.mark.parametrize("mode", ["text", "markdown"])
+def test_a_widget_built_around_a_form_field_in_the_story_is_left_out(mode: str) -> None:
+    # A sign-up for text alerts set between the story's paragraphs: its pitch, its field and
+    # its consent line are the widget's, not the story's (it asks for no email address).
+    widget = (
+        "<section class='box'><div>Harbour Alerts</div><div>Be the first to know!</div>"
+        "<form><input type='tel' placeholder='Phone number'><button>Sign me up</button></form>"
+        "<div>By signing up you agree to receive recurring text messages from Harbour Alerts."
+        " Message and data rates may apply. Reply STOP to opt out.</div></section>"
+    )
+    result = extract_html(_story_with(widget), mode=mode)  # type: ignore[arg-type]
+    assert result.extractor == "article"
+    assert "Paragraph 1 of the story" in result.text and "Paragraph 5 of the story" in result.text
+    for gone in ("Harbour Alerts", "first to know", "recurring text messages"):
+        assert gone not in result.text
+
+
+def test_a_checklist_of_boxes_in_the_story_is_read() -> None:
+    # Checkboxes are a list the reader ticks off: the story's own items.
+    checklist = (
+        "<ul class='checklist'><li><input type='checkbox'> Book the ferry instead</li>"
+        "<li><input type='checkbox'> Leave ten minutes earlier</li></ul>"
+    )
+    result = extract_html(_story_with(checklist), mode="text")
+    assert result.extractor == "article"
+    assert "Book the ferry instead" in result.text and "Leave ten minutes earlier" in result.text
+
+
+def test_a_drop_down_picking_what_a_comparison_shows_is_read_with_it() -> None:
+    # A picker asks for nothing typed: the comparison it sits in is the story's own.
+    comparison = (
+        "<div class='compare'><select><option>Ferry</option><option>Bus</option></select>"
+        "<div>Ferry crossing</div><div>Twelve minutes</div><div>Bus detour</div>"
+        "<div>Twenty minutes</div></div>"
+    )
+    result = extract_html(_story_with(comparison), mode="text")
+    assert result.extractor == "article"
+    assert "Ferry crossing" in result.text and "Twenty minutes" in result.text
