@@ -8,8 +8,8 @@ settings it changed are put back after it (a released savepoint keeps them). Oth
 (SQLite, the embedded default, is not meant for logs of this size) run the read as it is.
 
 A read outside any transaction (a request's usual case) costs the round trips of its own
-statements plus three (BEGIN, the settings, COMMIT); in a savepoint, three more (the
-savepoint, putting the settings back, its release).
+statements plus three (BEGIN, the settings, COMMIT); in a savepoint, plus four (the savepoint,
+the settings with their values before, the settings put back, its release).
 """
 
 from __future__ import annotations
