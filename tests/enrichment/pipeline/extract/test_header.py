@@ -26,24 +26,26 @@ LONG_MENU = [
 INTRO = "Our lamps are cast in brass in our own foundry and wired by hand."
 
 
-def _shop_page() -> str:
+def _shop_page(menu_entries: list[str], *, headline: bool = True) -> str:
     # The menu is plain labels in the same wrapper as the heading: no <nav> or <header> to
-    # drop, and too few links for an extractor to take it for navigation.
-    menu = "".join(f"<div class='m'><span>{entry}</span></div>" for entry in MENU)
+    # drop, and too few links for an extractor to take it for navigation. Without the
+    # <h1>, the headline is the title, which is no line of the text.
+    menu = "".join(f"<div class='m'><span>{entry}</span></div>" for entry in menu_entries)
     cards = "".join(
         f"<div class='c'><a href='/p/{n}'>Brass lamp {n}</a><span>${n}9</span></div>"
         for n in range(12)
     )
+    heading = "<h1>Brass lamps</h1>" if headline else ""
     return (
         "<html><head><title>Brass lamps | Shop</title></head><body><div class='main'>"
-        f"<div class='top'>{menu}</div><h1>Brass lamps</h1><p>{INTRO}</p>"
+        f"<div class='top'>{menu}</div>{heading}<p>{INTRO}</p>"
         f"<div class='grid'>{cards}</div></div></body></html>"
     )
 
 
 @pytest.mark.parametrize("mode", ["text", "markdown"])
 def test_a_shop_page_loses_the_menu_above_its_heading(mode: str) -> None:
-    text = extract_html(_shop_page(), mode=mode).text  # type: ignore[arg-type]
+    text = extract_html(_shop_page(MENU), mode=mode).text  # type: ignore[arg-type]
     assert INTRO in text and "Brass lamp 11" in text
     for entry in ("Skip to content", "Search the shop", "Gift cards", "Contact us"):
         assert entry not in text
@@ -78,23 +80,9 @@ def test_markdown_links_count_as_their_labels() -> None:
     assert cut == f"# Brass lamps\n{INTRO}"
 
 
-def _shop_page_without_headline() -> str:
-    # No <h1>: the headline is the title, which is no line of the text.
-    menu = "".join(f"<div class='m'><span>{entry}</span></div>" for entry in LONG_MENU)
-    cards = "".join(
-        f"<div class='c'><a href='/p/{n}'>Brass lamp {n}</a><span>${n}9</span></div>"
-        for n in range(12)
-    )
-    return (
-        "<html><head><title>Brass lamps | Shop</title></head><body><div class='main'>"
-        f"<div class='top'>{menu}</div><p>{INTRO}</p>"
-        f"<div class='grid'>{cards}</div></div></body></html>"
-    )
-
-
 @pytest.mark.parametrize("mode", ["text", "markdown"])
 def test_a_page_opening_with_its_menus_loses_them(mode: str) -> None:
-    text = extract_html(_shop_page_without_headline(), mode=mode).text  # type: ignore[arg-type]
+    text = extract_html(_shop_page(LONG_MENU, headline=False), mode=mode).text  # type: ignore[arg-type]
     assert INTRO in text and "Brass lamp 11" in text
     for entry in ("Skip to content", "Search the shop", "Lighting", "Offers"):
         assert entry not in text
