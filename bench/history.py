@@ -148,6 +148,7 @@ URL_COLUMNS = (
     "chosen_position",
     "summary",
     "run_created_at",
+    "run_duration_ms",
 )
 ATTEMPT_COLUMNS = (
     "id",
@@ -264,6 +265,9 @@ class LogGenerator:
             )
         duration = rng.randrange(20, 9000)
         finished = None if outcome == "running" else created + timedelta(milliseconds=duration)
+        run_duration = None if outcome == "running" else duration
+        # The URL rows carry their run's duration, known once the URLs are drawn.
+        chunk.urls[first_url:] = [(*row, run_duration) for row in chunk.urls[first_url:]]
         chunk.runs.append(
             (
                 run_id,
@@ -279,7 +283,7 @@ class LogGenerator:
                 outcome,
                 "link-understand exited 3: upstream broke" if outcome == "error" else "",
                 rng.randrange(3) if outcome in ("success", "scope-deny") else None,
-                None if outcome == "running" else duration,
+                run_duration,
                 url_total,
                 SNAPSHOT,
                 "[]",

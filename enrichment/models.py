@@ -215,9 +215,14 @@ class ConfigVersion(models.Model):
 # without a duration (running, interrupted) sorts last both ways. Integer, not the field's
 # positive type: Django answers a lookup below a positive field's range (``< -1``) with no
 # rows at all, and the keyset cursor compares with these sentinels.
-DURATION_LONGEST_FIRST = Coalesce("duration_ms", Value(-1), output_field=models.BigIntegerField())
+# A run without a duration sorts last both ways: its key is one of these.
+NO_DURATION_LONGEST_FIRST = -1
+NO_DURATION_SHORTEST_FIRST = 2**31 - 1
+DURATION_LONGEST_FIRST = Coalesce(
+    "duration_ms", Value(NO_DURATION_LONGEST_FIRST), output_field=models.BigIntegerField()
+)
 DURATION_SHORTEST_FIRST = Coalesce(
-    "duration_ms", Value(2**31 - 1), output_field=models.BigIntegerField()
+    "duration_ms", Value(NO_DURATION_SHORTEST_FIRST), output_field=models.BigIntegerField()
 )
 
 
@@ -373,6 +378,11 @@ class UrlDecision(models.Model):
     # (enrichment.services.partitions) a run's rows live in the partitions of its month.
     # Empty on rows stored before the column existed.
     run_created_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The run's duration, copied when the run finished (its URL rows are written then): a
+    # rare URL fragment's runs are put in duration order from their URL rows alone
+    # (``selectors.text_search.ranked_first``). Empty on rows stored before it existed.
+    # No CHECK (a PositiveIntegerField's): adding one would scan every stored row.
+    run_duration_ms = models.IntegerField(null=True, blank=True, editable=False)
     position = models.PositiveSmallIntegerField()
     url = models.TextField()
     blocked = models.BooleanField(default=False)
@@ -393,6 +403,8 @@ class UrlDecision(models.Model):
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.run_created_at is None and self.run_id is not None:
             self.run_created_at = self.run.created_at
+        if self.run_duration_ms is None and self.run_id is not None:
+            self.run_duration_ms = self.run.duration_ms
         super().save(*args, **kwargs)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from django.db import connections
 from django.db.models import Exists, OuterRef, Prefetch, Q
@@ -28,17 +29,21 @@ from common.keyset import (
 from enrichment.models import (
     DURATION_LONGEST_FIRST,
     DURATION_SHORTEST_FIRST,
+    NO_DURATION_LONGEST_FIRST,
+    NO_DURATION_SHORTEST_FIRST,
     Attempt,
     Run,
     RunQuerySet,
     UrlDecision,
 )
+from enrichment.selectors.matched import ranked_after
 from enrichment.selectors.status import STATUSES, status_condition, with_media_flag
 from enrichment.selectors.text_search import (
     body_text_condition,
     check_text_filters,
     newest_first,
     planned,
+    ranked_first,
     url_condition,
 )
 
@@ -74,6 +79,8 @@ SORTS: dict[str, Ordering] = {
     "-urls": Ordering("-urls", "url_count", descending=True),
     "urls": Ordering("urls", "url_count", descending=False),
 }
+# The duration orders: the key of a run without a duration (as in their expressions).
+DURATION_SORTS = {"-duration": NO_DURATION_LONGEST_FIRST, "duration": NO_DURATION_SHORTEST_FIRST}
 
 
 # Filters that take several values (``?outcome=success&outcome=skipped``, or one parameter
@@ -139,6 +146,13 @@ class HistoryFilters:
     @property
     def chat_types(self) -> tuple[str, ...]:
         return split_values(self.chat_type)
+
+    @property
+    def text_alone(self) -> bool:
+        """Whether the only filters are the text ones (``q``, ``url``), in any order."""
+        return replace(self, url="", q="", sort=DEFAULT_SORT, session_match="prefix") == (
+            HistoryFilters()
+        )
 
     @property
     def ordering(self) -> Ordering:
@@ -321,6 +335,24 @@ def decision_list(
             q=filters.q,
             url=filters.url,
             upper=upper,
+            using=runs.db,
+        )
+    if filters.sort in DURATION_SORTS:
+        # A rare text's runs are put in this order from its listing; the page reads the
+        # first of them (see ``text_search.ranked_first``).
+        order = partial(
+            ranked_after,
+            none_as=DURATION_SORTS[filters.sort],
+            descending=filters.ordering.descending,
+            position=filters.ordering.decode(cursor) if cursor else None,
+        )
+        return ranked_first(
+            read,
+            lambda page: page.next_cursor is not None,
+            q=filters.q,
+            url=filters.url,
+            order=order,
+            limit=limit,
             using=runs.db,
         )
     with planned(filters.q, filters.url, runs.db):

@@ -49,7 +49,7 @@ from enrichment.selectors import (
 )
 from enrichment.selectors.matched import Choices, MatchedRun, grouped, newest_after
 from enrichment.selectors.status import FLAGS, STATUSES, with_media_flag
-from enrichment.selectors.text_search import planned
+from enrichment.selectors.text_search import newest_listed, planned
 
 COUNT_CAP = 1000
 FACET_LIMIT = 30  # channels beyond the 30 most frequent are left out of the choices
@@ -345,9 +345,13 @@ def _count_from_page(page: KeysetPage[Run], *, first: bool) -> ResultCount:
 
 
 def newest_run_id(filters: HistoryFilters, page: KeysetPage[Run]) -> int:
-    """The newest matching run: the first row in the default order, else one index lookup."""
+    """The newest matching run: the first row in the default order, else, for a rare text
+    alone, the newest of its listing (inside ``planned``), else one index lookup."""
     if filters.sort == DEFAULT_SORT:
         return page.items[0].pk if page.items else 0
+    listed = newest_listed(filters.q, filters.url) if filters.text_alone else None
+    if listed is not None:
+        return listed
     newest = filters.apply(Run.objects.all()).history_order().values_list("id", flat=True)
     return newest.first() or 0
 

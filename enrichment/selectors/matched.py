@@ -6,7 +6,8 @@ four it has facets for (outcome, channel, chat type, derived status) once, newes
 and works out here what it otherwise asked the database for in four more reads of the same
 runs: which of them match each set of choices, the count, the facet groups and the page's
 ids. At 10M runs each of those reads looked the ~2,500 runs of a host and a path up by id
-in every month's index.
+in every month's index. ``ranked_after`` puts such runs in a duration order from their
+listing alone (``text_search.ranked_first``).
 
 Worked example (two runs, the outcome ``error`` chosen)::
 
@@ -25,7 +26,7 @@ Worked example (two runs, the outcome ``error`` chosen)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -95,3 +96,31 @@ def newest_after(
     if position is None:
         return list(runs[:limit])
     return [run for run in runs if (run.created_at, run.id) < position][:limit]
+
+
+def ranked_after(
+    durations: Mapping[int, int | None],
+    *,
+    none_as: int,
+    descending: bool,
+    position: tuple[int, int] | None,
+) -> list[int]:
+    """Run ids (keys of ``durations``) in the order of (duration, id), descending or
+    ascending, a run without a duration counted as ``none_as``; after ``position`` only (a
+    cursor's duration key and id; None: from the first).
+
+    >>> durations = {1: 300, 2: None, 3: 300, 4: 50}
+    >>> ranked_after(durations, none_as=-1, descending=True, position=None)
+    [3, 1, 4, 2]
+    >>> ranked_after(durations, none_as=-1, descending=True, position=(300, 3))
+    [1, 4, 2]
+    >>> ranked_after(durations, none_as=2**31 - 1, descending=False, position=(50, 4))
+    [1, 3, 2]
+    """
+    keyed = sorted(
+        ((none_as if duration is None else duration, run) for run, duration in durations.items()),
+        reverse=descending,
+    )
+    if position is not None:
+        keyed = [item for item in keyed if (item < position if descending else item > position)]
+    return [run for _, run in keyed]

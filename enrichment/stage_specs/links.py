@@ -43,6 +43,7 @@ def store(run: Run, result: LinkResult) -> RecordWrites:
         row = UrlDecision(
             run=run,
             run_created_at=run.created_at,
+            run_duration_ms=run.duration_ms,
             position=position,
             url=storable_text(url.url),
             blocked=url.blocked,

@@ -490,12 +490,12 @@ def test_on_postgres_index_terms_that_take_too_long_give_way_to_the_whole_fragme
     tried = []
     summed = text_search._summed
 
-    def slow_shortcut(rows, run_id, run_time):
+    def slow_shortcut(rows, columns, per_run=False):
         tried.append("STRPOS" in str(rows.query).upper())
         if tried[-1]:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_sleep(0.2)")  # past its budget: cancelled
-        return summed(rows, run_id, run_time)
+        return summed(rows, columns, per_run)
 
     monkeypatch.setattr(text_search, "_summed", slow_shortcut)
     monkeypatch.setattr(text_search, "SHORTCUT_MS", 20)
@@ -577,7 +577,7 @@ def test_on_postgres_a_fragment_found_common_in_the_newest_months_is_walked(
 
 
 def listings(queries: Any) -> int:
-    return sum("ARRAY_AGG(DISTINCT" in query["sql"] for query in queries)
+    return sum("ARRAY_AGG(g.run_id" in query["sql"] for query in queries)
 
 
 @partitioned_only
@@ -591,7 +591,7 @@ def test_on_partitioned_storage_a_page_the_newest_month_fills_lists_that_month_o
     with CaptureQueriesContext(default) as first:
         assert api_ids(user_client, url="docs.example", limit="2") == [runs[0].pk, runs[1].pk]
     # This month's rows (and any without a run time): one month listed.
-    month_bounded = [q["sql"] for q in first.captured_queries if "ARRAY_AGG(DISTINCT" in q["sql"]]
+    month_bounded = [q["sql"] for q in first.captured_queries if "ARRAY_AGG(g.run_id" in q["sql"]]
     assert len(month_bounded) == 1, month_bounded
     assert '"run_created_at" >=' in month_bounded[0] and "IS NULL" in month_bounded[0]
     with CaptureQueriesContext(default) as all_months:
@@ -606,7 +606,7 @@ def test_on_partitioned_storage_a_page_the_newest_month_fills_lists_that_month_o
     with CaptureQueriesContext(default) as counted:
         ids = page_ids(user_client, url="docs.example", counts="1")
         assert ids[: len(runs)] == [run.pk for run in runs]
-    whole = [q["sql"] for q in counted.captured_queries if "ARRAY_AGG(DISTINCT" in q["sql"]]
+    whole = [q["sql"] for q in counted.captured_queries if "ARRAY_AGG(g.run_id" in q["sql"]]
     assert len(whole) == 1 and '"run_created_at" >=' not in whole[0], whole
 
 
@@ -751,3 +751,97 @@ def test_on_postgres_a_rare_fragment_is_counted_exactly_past_the_count_cap(
     # match is its own count, so a page of two).
     html = user_client.get("/decisions/", {"limit": "2"}).content.decode()
     assert re.search(r'id="result-count" data-exact="false">more than 2 runs<', html)
+
+
+# --- a rare text in a duration order: its runs ranked from its listing ----------------------
+
+
+def timed_runs() -> list[Run]:
+    """Runs holding ``docs.example`` over three months with durations (ties, none, one whose
+    URL row was stored before it carried its run's duration), among runs without it."""
+    durations = [700, 40, None, 700, 9000, 40, 1200, None, 55]
+    runs = []
+    for index, duration in enumerate(durations):
+        minutes = (1, 2, 35 * DAY, 35 * DAY + 5, 70 * DAY)[index % 5] + index
+        outcome = "error" if index % 3 == 0 else "success"
+        runs.append(
+            make_run(
+                minutes,
+                url=f"https://docs.example.com/{index}",
+                outcome=outcome,
+                duration_ms=duration,
+            )
+        )
+        make_run(minutes, url=f"https://other.example.org/{index}", duration_ms=5)
+    UrlDecision.objects.filter(run=runs[4]).update(run_duration_ms=None)
+    return runs
+
+
+def in_order(runs: list[Run], sort: str) -> list[int]:
+    missing = -1 if sort == "-duration" else 2**31 - 1
+    keyed = [(missing if run.duration_ms is None else run.duration_ms, run.pk) for run in runs]
+    return [pk for _, pk in sorted(keyed, reverse=sort == "-duration")]
+
+
+@pytest.mark.parametrize("sort", ["-duration", "duration"])
+@pytest.mark.parametrize("limit", [1, 2, 4, 50])
+def test_a_rare_fragment_in_a_duration_order_pages_every_run_once_in_order(
+    user_client, sort, limit
+) -> None:
+    # Ties broken by id, runs without a duration last both ways, a URL row without its run's
+    # duration (looked up), alone or with another filter: as every run sorted.
+    runs = timed_runs()
+    pages = api_pages(user_client, limit, url="docs.example", sort=sort)
+    assert [pk for page in pages for pk in page] == in_order(runs, sort)
+    assert all(len(page) == limit for page in pages[:-1])
+    errors = [run for run in runs if run.outcome == "error"]
+    pages = api_pages(user_client, limit, url="docs.example", sort=sort, outcome="error")
+    assert [pk for page in pages for pk in page] == in_order(errors, sort)
+    assert page_ids(user_client, url="docs.example", sort=sort)[: len(runs)] == in_order(runs, sort)
+
+
+@postgres_only
+def test_on_postgres_a_rare_fragments_longest_runs_are_read_alone(monkeypatch) -> None:
+    # The page reads its first limit + 1 runs of the ranking, not every run of the fragment;
+    # when another filter leaves the page short, more of the ranking (4x) until it is full.
+    runs = timed_runs()
+    narrowed: list[int] = []
+    in_effect = text_search._in_effect
+
+    def recorded(plan):
+        narrowed.append(len(plan.rare[("url", "docs.example")].ids))
+        return in_effect(plan)
+
+    monkeypatch.setattr(text_search, "_in_effect", recorded)
+    filters = HistoryFilters(url="docs.example", sort="-duration")
+    page = decision_list(filters=filters, limit=2)
+    assert [run.pk for run in page.items] == in_order(runs, "-duration")[:2]
+    assert narrowed == [3]
+    narrowed.clear()
+    errors = [run for run in runs if run.outcome == "error"]
+    page = decision_list(
+        filters=HistoryFilters(url="docs.example", sort="-duration", outcome="error"), limit=2
+    )
+    assert [run.pk for run in page.items] == in_order(errors, "-duration")[:2]
+    # Its first three runs hold two errors: then 12 of the ranking, i.e. all nine.
+    assert narrowed == [3, 9]
+
+
+@postgres_only
+def test_on_postgres_a_rare_fragments_newest_run_in_another_order_comes_from_its_listing() -> None:
+    from enrichment.selectors.history_page import history_rows
+
+    runs = timed_runs()
+    filters = HistoryFilters(url="docs.example", sort="-duration")
+    assert history_rows(filters=filters, cursor=None, limit=3).newest_run_id == runs[0].pk
+    with text_search.planned("", "docs.example"):
+        assert text_search.newest_listed("", "docs.example") == runs[0].pk
+    # A URL row without its run's time: the newest is looked up, the same run.
+    UrlDecision.objects.filter(run=runs[0]).update(run_created_at=None)
+    with text_search.planned("", "docs.example"):
+        assert text_search.newest_listed("", "docs.example") is None
+    assert history_rows(filters=filters, cursor=None, limit=3).newest_run_id == runs[0].pk
+    # With another filter the listing cannot tell: the newest error is looked up.
+    errors = HistoryFilters(url="docs.example", sort="-duration", outcome="error")
+    newest_error = next(run for run in runs if run.outcome == "error")
+    assert history_rows(filters=errors, cursor=None, limit=3).newest_run_id == newest_error.pk

@@ -97,6 +97,9 @@ def test_runs_stored_together_keep_their_own_rows(summarizer) -> None:
         assert run.enriched_body.endswith(f"summary of http://127.0.0.1/page-{number}")
         (row,) = UrlDecision.objects.filter(run=run)
         assert row.url == f"http://127.0.0.1/page-{number}" and row.chosen_position == 0
+        # Its run's time and duration, copied (a rare fragment's runs are put in time or
+        # duration order from their URL rows).
+        assert (row.run_created_at, row.run_duration_ms) == (run.created_at, 40 + number)
         (attempt,) = Attempt.objects.filter(url_decision=row)
         assert attempt.argv == ["summarize", f"http://127.0.0.1/page-{number}"]
 
