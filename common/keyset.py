@@ -112,6 +112,23 @@ class RowComparison(Expression):
         return f"{sides[0]} {self.operator} {sides[1]}", params
 
 
+def stored_int(text: str) -> int:
+    """An integer a database column can hold (signed 64 bits): a cursor's key or id. A larger
+    one is refused (``ValueError``) rather than sent on (SQLite cannot bind it: a 500).
+
+    >>> stored_int("9223372036854775807")
+    9223372036854775807
+    >>> stored_int("9" * 30)
+    Traceback (most recent call last):
+    ...
+    ValueError: out of range: 999999999999999999999999999999
+    """
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"out of range: {text[:40]}")
+    return value
+
+
 @dataclass(frozen=True)
 class Ordering:
     """One keyset order: ``key`` (a field name or a non-null expression), then the primary key,
@@ -125,7 +142,7 @@ class Ordering:
     name: str
     key: str | Combinable
     descending: bool
-    parse: Callable[[str], Any] = int
+    parse: Callable[[str], Any] = stored_int
     format: Callable[[Any], str] = str
     legacy: bool = False
 
@@ -181,7 +198,7 @@ class Ordering:
                 ["cursor"],
             )
         try:
-            return self.parse(value), int(pk)
+            return self.parse(value), stored_int(pk)
         except ValueError:
             raise InvalidInput("cursor: not a cursor returned by this API", ["cursor"]) from None
 

@@ -6,6 +6,7 @@ duration) and must give each matching run exactly once, in the order a person ex
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -144,6 +145,36 @@ def test_a_cursor_of_one_order_is_refused_by_another(user_client) -> None:
     old = user_client.get("/api/decisions?limit=2").json()["nextCursor"]
     assert user_client.get(f"/api/decisions?cursor={old}").status_code == 200
     assert user_client.get(f"/api/decisions?sort=-time&cursor={old}").status_code == 200
+
+
+def forged(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "-duration|" + "9" * 30 + "|5",  # a key no column holds
+        "-duration|-" + "9" * 400 + "|5",
+        "-duration|5|" + "9" * 20,  # an id no column holds
+        "-duration|9223372036854775808|5",  # one past the largest
+    ],
+    ids=["key-30-digits", "key-400-digits", "id-20-digits", "key-2**63"],
+)
+def test_a_cursor_with_a_number_out_of_range_is_refused_naming_the_cursor(
+    user_client, cursor
+) -> None:
+    # SQLite cannot bind such a number (it was a 500): refused, on the page and the API.
+    make_runs()
+    refused = user_client.get("/api/decisions", {"sort": "-duration", "cursor": forged(cursor)})
+    assert refused.status_code == 422, refused.content
+    assert refused.json()["errors"] == ["cursor"]
+    page = user_client.get("/decisions/", {"sort": "-duration", "cursor": forged(cursor)})
+    assert page.status_code == 400 and "not a cursor returned by this API" in page.content.decode()
+    largest = forged("-duration|9223372036854775807|9223372036854775807")
+    assert user_client.get("/api/decisions", {"sort": "-duration", "cursor": largest}).json()[
+        "items"
+    ] == [item for item in user_client.get("/api/decisions?sort=-duration").json()["items"]]
 
 
 @pytest.mark.django_db(transaction=True)  # the export reads its chunks in a worker thread
