@@ -215,7 +215,6 @@ class ConfigVersion(models.Model):
 # without a duration (running, interrupted) sorts last both ways. Integer, not the field's
 # positive type: Django answers a lookup below a positive field's range (``< -1``) with no
 # rows at all, and the keyset cursor compares with these sentinels.
-# A run without a duration sorts last both ways: its key is one of these.
 NO_DURATION_LONGEST_FIRST = -1
 NO_DURATION_SHORTEST_FIRST = 2**31 - 1
 DURATION_LONGEST_FIRST = Coalesce(
