@@ -325,18 +325,16 @@ def decision_list(
             return _any_status_page(filters, cursor=cursor, limit=limit)
         return keyset_page(runs, cursor=cursor, limit=limit, ordering=filters.ordering)
 
+    def full(page: KeysetPage[Run]) -> bool:
+        return page.next_cursor is not None  # a run after its last row proves it
+
+    position = filters.ordering.decode(cursor) if cursor else None
+    texts = {"q": filters.q, "url": filters.url, "using": runs.db}
     if filters.sort == DEFAULT_SORT:
         # The page needs the newest matching runs only (a rare URL fragment's are listed
         # month by month, see ``text_search.newest_first``).
-        upper = filters.ordering.decode(cursor)[0] if cursor else None
-        return newest_first(
-            read,
-            lambda page: page.next_cursor is not None,
-            q=filters.q,
-            url=filters.url,
-            upper=upper,
-            using=runs.db,
-        )
+        upper = position[0] if position else None
+        return newest_first(read, full, upper=upper, **texts)
     if filters.sort in DURATION_SORTS:
         # A rare text's runs are put in this order from its listing; the page reads the
         # first of them (see ``text_search.ranked_first``).
@@ -344,17 +342,9 @@ def decision_list(
             ranked_after,
             none_as=DURATION_SORTS[filters.sort],
             descending=filters.ordering.descending,
-            position=filters.ordering.decode(cursor) if cursor else None,
+            position=position,
         )
-        return ranked_first(
-            read,
-            lambda page: page.next_cursor is not None,
-            q=filters.q,
-            url=filters.url,
-            order=order,
-            limit=limit,
-            using=runs.db,
-        )
+        return ranked_first(read, full, order=order, limit=limit, **texts)
     with planned(filters.q, filters.url, runs.db):
         return read()
 
