@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,25 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def layout_variants(names: Iterable[str], *, on_every_backend: str) -> list[Any]:
+    """A page sweep's layout variants (sizes, colour schemes) as ``parametrize`` values.
+
+    The layout of a page cannot differ with ``DATABASE_URL`` or ``REDIS_URL``: only the
+    variant ``on_every_backend`` runs in .ci/run's PostgreSQL and Redis pass (so every page
+    is still visited with the workers and the Redis channel layer, errors and failed requests
+    checked); the others are marked ``backend_independent`` and run in the embedded pass.
+    """
+    names = list(names)
+    if on_every_backend not in names:
+        raise ValueError(f"{on_every_backend!r} is none of the variants {names}")
+    return [
+        pytest.param(
+            name, marks=() if name == on_every_backend else pytest.mark.backend_independent
+        )
+        for name in names
+    ]
 
 
 @contextmanager

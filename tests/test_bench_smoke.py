@@ -15,6 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
+# The smoke runs pick their own databases and layers (``smoke_run`` drops DATABASE_URL and
+# REDIS_URL): .ci/run's PostgreSQL and Redis pass would only repeat them exactly.
+pytestmark = pytest.mark.backend_independent
+
 
 def bench_scripts() -> list[Path]:
     """The runnable scripts: files with a ``__main__`` entry (``local_pages.py`` is a helper

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import chromium, save_screenshot
+from tests.browser import chromium, layout_variants, save_screenshot
 from tests.controlui.test_pages_browser import PageWatch, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -112,7 +112,7 @@ BROKEN_COUNTS = """
 """
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", layout_variants(VARIANTS, on_every_backend="desktop-light"))
 def test_every_page_fits_has_no_errors_and_no_axe_violation(live, demo, browser, variant):
     (width, height), scheme = VARIANTS[variant]
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser import chromium, save_screenshot
+from tests.browser import chromium, layout_variants, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -137,7 +137,7 @@ def serious_violations(page: Any) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("viewport", layout_variants(VIEWPORTS, on_every_backend="desktop"))
 def test_every_page_fits_and_is_clean(live, seeded, browser, viewport) -> None:
     width, height = VIEWPORTS[viewport]
     scheme = "dark" if viewport.endswith("-dark") else "light"
