@@ -39,8 +39,15 @@ from enrichment.pipeline.extract.text import markdown_to_text  # noqa: E402
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "data" / "extraction"
 SHINGLE = 4
-TARGET_OVERALL_F1 = 0.88
-TARGET_ARTICLE_F1 = 0.95
+# Issue 35's acceptance: overall F1 >= 0.90 and >= trafilatura's + 0.04 on the validation set
+# (>= 0.88 on the development set), article >= 0.96, every page type >= trafilatura's, and at
+# most 3 % of the pages far below trafilatura (page F1 more than FAR_BELOW lower).
+TARGET_OVERALL_F1 = 0.90
+TARGET_DEV_OVERALL_F1 = 0.88
+TARGET_LEAD = 0.04
+TARGET_ARTICLE_F1 = 0.96
+FAR_BELOW = 0.1
+TARGET_FAR_BELOW_SHARE = 0.03
 TARGET_MEDIAN_MS = 15.0
 
 Scores = tuple[float, float, float]  # precision, recall, f1
@@ -180,15 +187,71 @@ def report(
         print(
             f"{label:<12} {len(seconds) / sum(seconds):7.1f} pages/s, median {median_ms:5.1f} ms"
             f" per page, CPU median {median_cpu_ms:5.1f} ms"
-            f" (target ≤ {TARGET_MEDIAN_MS:g} ms for the project)"
+            + (
+                f" (target <= {TARGET_MEDIAN_MS:g} ms: {_verdict(median_cpu_ms <= TARGET_MEDIAN_MS)})"
+                if label == "project"
+                else ""
+            )
         )
-    overall = mean(list(ours.values()))[2]
-    article = [ours[stem] for stem in stems if truth[stem].get("page_type") == "article"]
-    print(f"targets: overall F1 ≥ {TARGET_OVERALL_F1} (got {overall:.3f})", end="")
-    if article:
-        print(f", article F1 ≥ {TARGET_ARTICLE_F1} (got {mean(article)[2]:.3f})")
-    else:
-        print()
+    for line in target_lines(stems, truth, ours, theirs):
+        print(line)
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "missed"
+
+
+def target_lines(
+    stems: list[str],
+    truth: dict[str, dict[str, str]],
+    ours: dict[str, Scores],
+    theirs: dict[str, Scores],
+) -> list[str]:
+    """Issue 35's acceptance on these pages, each target met or missed.
+
+    >>> truth = {"a": {"page_type": "article"}, "b": {"page_type": "product"}}
+    >>> for line in target_lines(["a", "b"], truth, {"a": (1, 1, 0.97), "b": (1, 1, 0.5)},
+    ...                          {"a": (1, 1, 0.9), "b": (1, 1, 0.7)}):
+    ...     print(line)
+    targets: overall F1 0.735 against >= 0.9 on the validation set (missed; >= 0.88 on the development set: missed) and >= trafilatura's 0.800 + 0.04 (missed)
+    targets: article F1 0.970 against >= 0.96 (met)
+    targets: far below trafilatura 1 / 2 pages (50.0%) against <= 3% (missed)
+    targets: page types below trafilatura: product (missed)
+    """
+    overall = mean([ours[stem] for stem in stems])[2]
+    their_overall = mean([theirs[stem] for stem in stems])[2]
+    lines = [
+        f"targets: overall F1 {overall:.3f} against >= {TARGET_OVERALL_F1:g} on the validation"
+        f" set ({_verdict(overall >= TARGET_OVERALL_F1)}; >= {TARGET_DEV_OVERALL_F1:g} on the"
+        f" development set: {_verdict(overall >= TARGET_DEV_OVERALL_F1)}) and >= trafilatura's"
+        f" {their_overall:.3f} + {TARGET_LEAD:g}"
+        f" ({_verdict(overall >= their_overall + TARGET_LEAD)})"
+    ]
+    kinds: dict[str, list[str]] = {}
+    for stem in stems:
+        kinds.setdefault(truth[stem].get("page_type", "page"), []).append(stem)
+    if "article" in kinds:
+        article = mean([ours[stem] for stem in kinds["article"]])[2]
+        lines.append(
+            f"targets: article F1 {article:.3f} against >= {TARGET_ARTICLE_F1:g}"
+            f" ({_verdict(article >= TARGET_ARTICLE_F1)})"
+        )
+    far = sum(1 for stem in stems if ours[stem][2] < theirs[stem][2] - FAR_BELOW)
+    share = far / len(stems)
+    lines.append(
+        f"targets: far below trafilatura {far} / {len(stems)} pages ({share:.1%})"
+        f" against <= {TARGET_FAR_BELOW_SHARE:.0%} ({_verdict(share <= TARGET_FAR_BELOW_SHARE)})"
+    )
+    below = [
+        kind
+        for kind, group in sorted(kinds.items())
+        if mean([ours[stem] for stem in group])[2] < mean([theirs[stem] for stem in group])[2]
+    ]
+    lines.append(
+        f"targets: page types below trafilatura: {', '.join(below) or 'none'}"
+        f" ({_verdict(not below)})"
+    )
+    return lines
 
 
 def main() -> int:

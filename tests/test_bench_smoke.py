@@ -111,3 +111,18 @@ def test_ws_load_compares_daphne_and_workers() -> None:
     assert "round 1, --redis:" in done.stdout
     assert "median CPU per message --redis: outside the extraction pools" in done.stdout
     assert "ratio" in done.stdout.splitlines()[-1]
+
+
+def test_extraction_bench_names_each_target_of_issue_35_met_or_missed() -> None:
+    """``extraction.py``'s closing lines: overall (and its lead over trafilatura), article,
+    pages far below trafilatura and page types below it, each met or missed (its doctests)."""
+    import doctest
+    import importlib
+
+    module = importlib.import_module("bench.extraction")
+    assert doctest.testmod(module).failed == 0
+    done = smoke_run(BENCH / "extraction.py")
+    verdicts = [line for line in done.stdout.splitlines() if line.startswith("targets:")]
+    for target in ("overall F1", "far below trafilatura", "page types below"):
+        assert sum(target in line for line in verdicts) == 2, verdicts  # text and markdown
+    assert all(line.endswith(("(met)", "(missed)")) for line in verdicts)
