@@ -127,6 +127,14 @@ def mean(rows: list[Scores]) -> Scores:
     )
 
 
+def page_types(stems: list[str], truth: dict[str, dict[str, str]]) -> dict[str, list[str]]:
+    """The pages of each page type (``page`` where the truth names none), in page order."""
+    kinds: dict[str, list[str]] = {}
+    for stem in stems:
+        kinds.setdefault(truth[stem].get("page_type", "page"), []).append(stem)
+    return kinds
+
+
 def print_table(
     title: str,
     stems: list[str],
@@ -134,9 +142,7 @@ def print_table(
     ours: dict[str, Scores],
     theirs: dict[str, Scores],
 ) -> None:
-    kinds: dict[str, list[str]] = {}
-    for stem in stems:
-        kinds.setdefault(truth[stem].get("page_type", "page"), []).append(stem)
+    kinds = page_types(stems, truth)
     groups = sorted(kinds.items(), key=lambda item: (-len(item[1]), item[0]))
     if len(groups) > 1:
         groups.append(("overall", stems))
@@ -227,9 +233,7 @@ def target_lines(
         f" {their_overall:.3f} + {TARGET_LEAD:g}"
         f" ({_verdict(overall >= their_overall + TARGET_LEAD)})"
     ]
-    kinds: dict[str, list[str]] = {}
-    for stem in stems:
-        kinds.setdefault(truth[stem].get("page_type", "page"), []).append(stem)
+    kinds = page_types(stems, truth)
     if "article" in kinds:
         article = mean([ours[stem] for stem in kinds["article"]])[2]
         lines.append(
