@@ -14,6 +14,7 @@ interpolation between two runs). Buckets grow by about ×3, which keeps a 5 ms r
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -85,18 +86,20 @@ def percentile(sorted_values: Sequence[int], fraction: float) -> int | None:
     return sorted_values[rank - 1]
 
 
-def bucket_index(value: int) -> int:
-    for index, bound in enumerate(BUCKET_BOUNDS):
-        if value < bound:
-            return index
-    return len(BUCKET_BOUNDS)
+def bucket_counts(ordered: Sequence[int]) -> list[int]:
+    """How many of the sorted ``ordered`` values fall in each bucket: one bisection per
+    bound, not a look at every value (the history sums up to 5,000 runs per page).
+
+    >>> bucket_counts([0, 9, 10, 29, 30, 10_000, 99_999])
+    [2, 2, 1, 0, 0, 0, 0, 2]
+    """
+    edges = [0, *(bisect_left(ordered, bound) for bound in BUCKET_BOUNDS), len(ordered)]
+    return [high - low for low, high in zip(edges, edges[1:], strict=False)]
 
 
 def summarize_durations(values: Sequence[int]) -> DurationSummary:
     ordered = sorted(values)
-    counts = [0] * (len(BUCKET_BOUNDS) + 1)
-    for value in ordered:
-        counts[bucket_index(value)] += 1
+    counts = bucket_counts(ordered)
     peak = max(counts) or 1
     buckets = tuple(
         Bucket(label, count, round(CHART_HEIGHT * count / peak) if count else 0, index)
