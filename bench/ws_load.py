@@ -430,7 +430,9 @@ def compare_summary(rounds: list[tuple[RunFigures, RunFigures]]) -> list[str]:
     ...     print(line)
     median CPU per message in daphne: outside the extraction pools 2.4 ms, the pools 3.0 ms (target outside <= the pools: met)
     median CPU per message --redis: outside the extraction pools 5.6 ms, the pools 3.5 ms (target outside <= the pools: missed)
-    median: in daphne 250.0 msg/s, --redis 200.0 msg/s, ratio 0.80 (target >= 0.9: missed)
+    median: in daphne 250.0 msg/s, --redis 200.0 msg/s, ratio 0.800 (target >= 0.9: missed)
+
+    Ratios have three decimals: a median of 0.897 is no "0.90" that missed 0.9.
     """
     lines = []
     ratios = []
@@ -441,7 +443,7 @@ def compare_summary(rounds: list[tuple[RunFigures, RunFigures]]) -> list[str]:
             f"round {number}: in daphne {alone.rate:.1f} msg/s (CPU outside the pool"
             f" {alone.outside:.1f} ms, the pool {alone.pools:.1f} ms per message);"
             f" --redis {redis.rate:.1f} msg/s ({redis.outside:.1f} / {redis.pools:.1f} ms);"
-            f" ratio {ratio:.2f}"
+            f" ratio {ratio:.3f}"
         )
     for index, label in ((0, "in daphne"), (1, "--redis")):
         outside = statistics.median(pair[index].outside for pair in rounds)
@@ -455,7 +457,7 @@ def compare_summary(rounds: list[tuple[RunFigures, RunFigures]]) -> list[str]:
     lines.append(
         f"median: in daphne {statistics.median(a.rate for a, _ in rounds):.1f} msg/s,"
         f" --redis {statistics.median(b.rate for _, b in rounds):.1f} msg/s,"
-        f" ratio {ratio:.2f} (target >= 0.9: {'met' if ratio >= 0.9 else 'missed'})"
+        f" ratio {ratio:.3f} (target >= 0.9: {'met' if ratio >= 0.9 else 'missed'})"
     )
     return lines
 
