@@ -432,7 +432,8 @@ def compare_summary(rounds: list[tuple[RunFigures, RunFigures]]) -> list[str]:
     median CPU per message --redis: outside the extraction pools 5.6 ms, the pools 3.5 ms (target outside <= the pools: missed)
     median: in daphne 250.0 msg/s, --redis 200.0 msg/s, ratio 0.800 (target >= 0.9: missed)
 
-    Ratios have three decimals: a median of 0.897 is no "0.90" that missed 0.9.
+    Ratios are printed to three decimals, so one just under the target (0.897) never reads
+    as "0.90" beside "missed".
     """
     lines = []
     ratios = []

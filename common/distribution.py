@@ -87,8 +87,8 @@ def percentile(sorted_values: Sequence[int], fraction: float) -> int | None:
 
 
 def bucket_counts(ordered: Sequence[int]) -> list[int]:
-    """How many of the sorted ``ordered`` values fall in each bucket: one bisection per
-    bound, not a look at every value (the history sums up to 5,000 runs per page).
+    """How many of the ``ordered`` (sorted) values fall in each bucket: one bisection per
+    bound instead of a test of every value (a history page charts up to 5,000 runs).
 
     >>> bucket_counts([0, 9, 10, 29, 30, 10_000, 99_999])
     [2, 2, 1, 0, 0, 0, 0, 2]
