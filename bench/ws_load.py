@@ -73,6 +73,8 @@ from enrichment.config.changes import config_replace
 config_replace(document=json.loads({document!r}))
 """
 RESULT_TIMEOUT = 300.0
+# Issue 29: messages/s with --redis --workers 2 at least this share of daphne's own.
+TARGET_RATIO = 0.9
 
 
 @dataclass
@@ -458,7 +460,8 @@ def compare_summary(rounds: list[tuple[RunFigures, RunFigures]]) -> list[str]:
     lines.append(
         f"median: in daphne {statistics.median(a.rate for a, _ in rounds):.1f} msg/s,"
         f" --redis {statistics.median(b.rate for _, b in rounds):.1f} msg/s,"
-        f" ratio {ratio:.3f} (target >= 0.9: {'met' if ratio >= 0.9 else 'missed'})"
+        f" ratio {ratio:.3f} (target >= {TARGET_RATIO:g}:"
+        f" {'met' if ratio >= TARGET_RATIO else 'missed'})"
     )
     return lines
 
@@ -543,7 +546,7 @@ def main() -> None:
         type=int,
         metavar="N",
         help="N rounds, each one run in daphne and one with --redis (the order alternating),"
-        " and the ratio of their messages/s (issue 29: >= 0.9)",
+        f" and the ratio of their messages/s (issue 29: >= {TARGET_RATIO:g})",
     )
     args = parser.parse_args()
     if args.keep_database and not args.database_url:

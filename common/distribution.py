@@ -17,6 +17,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 # Upper bounds (exclusive) of the buckets in ms; the last bucket is open-ended.
 BUCKET_BOUNDS = (10, 30, 100, 300, 1_000, 3_000, 10_000)
@@ -94,7 +95,7 @@ def bucket_counts(ordered: Sequence[int]) -> list[int]:
     [2, 2, 1, 0, 0, 0, 0, 2]
     """
     edges = [0, *(bisect_left(ordered, bound) for bound in BUCKET_BOUNDS), len(ordered)]
-    return [high - low for low, high in zip(edges, edges[1:], strict=False)]
+    return [high - low for low, high in pairwise(edges)]
 
 
 def summarize_durations(values: Sequence[int]) -> DurationSummary:
